@@ -1,0 +1,53 @@
+"""Shaping results for the revision a client speaks.
+
+Handlers are written once against the newest structures; these functions remove or translate what
+an older revision lacks, just before the result is sent. A client of 2024-11-05 is never shown a
+``resource_link`` block it cannot parse, nor a ``title`` its schema does not have.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from ._connection import Scope
+
+__all__ = ["shape_call_result", "shape_tool"]
+
+# Tool fields and the feature that brought them.
+_TOOL_FIELDS: Final = {
+    "outputSchema": "structured_content",
+    "title": "titles",
+    "annotations": "tool_annotations",
+    "icons": "icons",
+    "execution": "tool_execution",
+}
+
+
+def shape_tool(tool: dict[str, Any], scope: Scope) -> dict[str, Any]:
+    """A ``tools/list`` entry as *scope*'s revision defines ``Tool``."""
+    drop = [key for key, feature in _TOOL_FIELDS.items() if key in tool and not scope.has(feature)]
+    if not drop:
+        return tool
+    return {key: value for key, value in tool.items() if key not in drop}
+
+
+def shape_call_result(result: dict[str, Any], scope: Scope) -> dict[str, Any]:
+    """A ``tools/call`` result as *scope*'s revision defines ``CallToolResult``."""
+    if scope.has("resource_link") and scope.has("audio_content"):
+        return result
+    shaped = dict(result)
+    if not scope.has("structured_content"):
+        shaped.pop("structuredContent", None)
+    shaped["content"] = [_shape_block(block, scope) for block in result.get("content", [])]
+    return shaped
+
+
+def _shape_block(block: dict[str, Any], scope: Scope) -> dict[str, Any]:
+    kind = block.get("type")
+    if kind == "resource_link" and not scope.has("resource_link"):
+        # Older clients know no links; tell the model where the resource is in words.
+        name = block.get("title") or block.get("name", "")
+        return {"type": "text", "text": f"Resource: {name} <{block.get('uri', '')}>"}
+    if kind == "audio" and not scope.has("audio_content"):
+        return {"type": "text", "text": f"[audio content ({block.get('mimeType', 'unknown type')}) omitted]"}
+    return block

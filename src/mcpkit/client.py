@@ -1,0 +1,317 @@
+"""The client: connect to a server, learn which revision it speaks, list and call its tools.
+
+::
+
+    async with Client("python examples/weather.py") as client:
+        for tool in await client.list_tools():
+            print(tool.name)
+        result = await client.call_tool("get_weather", {"location": "Paris"})
+
+Connecting follows the 2026-07-28 stdio binding's backward-compatibility rules: probe with
+``server/discover`` at our newest revision; a ``DiscoverResult`` means a modern server (every later
+request carries its revision in ``_meta``), a recognised modern error (-32022) means a modern server
+that wants another revision, and anything else, including silence, means a legacy server, which gets
+the ``initialize`` handshake. ``protocol_version=`` forces a revision and skips what does not apply.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import shlex
+import sys
+from collections.abc import Sequence
+from typing import Any, Final, Self
+
+import msgspec
+
+from ._connection import (
+    META_CLIENT_CAPABILITIES,
+    META_CLIENT_INFO,
+    META_PROTOCOL_VERSION,
+    META_SERVER_INFO,
+)
+from ._errors import (
+    ConnectionClosed,
+    MCPError,
+    MethodNotFound,
+    RequestTimeout,
+    RPCError,
+    UnsupportedProtocolVersion,
+)
+from ._jsonrpc import Notification, Request
+from ._versions import (
+    HANDSHAKE_VERSIONS,
+    LATEST_HANDSHAKE_VERSION,
+    LATEST_VERSION,
+    STATELESS_VERSIONS,
+    Era,
+    era_of,
+)
+from .session import Peer
+from .transports.base import Transport
+from .types import CallToolResult, Implementation, Tool
+
+__all__ = ["Client"]
+
+_DEFAULT_INFO: Final = Implementation(name="mcpkit", version="0.1.0")
+_MAX_PAGES: Final = 10_000  # a server whose cursors never end must not hang the client
+
+
+class Client:
+    """A connection to one MCP server.
+
+    Args:
+        target: a command line to spawn (a string, split like a shell would, or a list of arguments).
+        protocol_version: force this revision instead of negotiating one (any mcpkit supports).
+        client_info: our name and version, as the server sees them.
+        capabilities: client capabilities to declare (sampling, roots, elicitation...).
+        timeout: seconds to wait for each answer (``None``: wait for ever).
+        probe_timeout: seconds to wait for the ``server/discover`` probe before assuming a legacy
+            server that ignores unknown requests.
+        env, cwd: for the spawned process.
+    """
+
+    def __init__(
+        self,
+        target: str | Sequence[str] | Transport,
+        *,
+        protocol_version: str | None = None,
+        client_info: Implementation = _DEFAULT_INFO,
+        capabilities: dict[str, Any] | None = None,
+        timeout: float | None = 60.0,
+        probe_timeout: float = 5.0,
+        env: dict[str, str] | None = None,
+        cwd: str | None = None,
+    ) -> None:
+        if protocol_version is not None and era_of(protocol_version) is None:
+            raise ValueError(f"unsupported protocol version {protocol_version!r}")
+        self._target = target
+        self._forced = protocol_version
+        self.client_info = client_info
+        self.capabilities: dict[str, Any] = capabilities or {}
+        self.timeout = timeout
+        self.probe_timeout = probe_timeout
+        self._env = env
+        self._cwd = cwd
+        self._transport: Transport | None = None
+        self._peer: Peer | None = None
+        self._reader: asyncio.Task[None] | None = None
+        #: Negotiated revision, once connected.
+        self.protocol_version: str = ""
+        self.server_info: Implementation | None = None
+        self.server_capabilities: dict[str, Any] = {}
+        self.instructions: str | None = None
+        self.supported_versions: list[str] = []
+
+    @property
+    def era(self) -> Era:
+        era = era_of(self.protocol_version)
+        if era is None:
+            raise MCPError("not connected")
+        return era
+
+    # -- connecting --------------------------------------------------------------------------------
+
+    async def __aenter__(self) -> Self:
+        await self.connect()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    async def connect(self) -> None:
+        """Start the transport and agree on a protocol revision with the server."""
+        self._transport = await self._open_transport()
+        self._peer = Peer(self._transport, on_request=self._on_request, on_notification=self._on_notification)
+        self._reader = asyncio.ensure_future(self._peer.run())
+        try:
+            forced = self._forced
+            if forced is not None and era_of(forced) is Era.HANDSHAKE:
+                await self._initialize(forced)
+            elif not await self._discover(forced or LATEST_VERSION):
+                if forced is not None:
+                    raise MCPError(f"the server does not speak {forced} (it did not answer server/discover)")
+                await self._initialize(LATEST_HANDSHAKE_VERSION)
+        except BaseException:
+            await self.aclose()
+            raise
+
+    async def _open_transport(self) -> Transport:
+        target = self._target
+        if not isinstance(target, (str, list, tuple)):
+            return target
+        from .transports.stdio import StdioClientTransport
+
+        command = shlex.split(target) if isinstance(target, str) else list(target)
+        return await StdioClientTransport.spawn(command, env=self._env, cwd=self._cwd)
+
+    async def _discover(self, version: str) -> bool:
+        """Probe with ``server/discover``; True if the server is modern (and we now speak it)."""
+        assert self._peer is not None
+        for _ in range(2):  # the second round uses a version the server named in -32022
+            try:
+                result = await self._peer.request(
+                    "server/discover", {"_meta": self._meta(version)}, timeout=self.probe_timeout
+                )
+            except UnsupportedProtocolVersion as exc:
+                # A recognised modern error: a modern server that wants another revision.
+                choice = next((v for v in exc.supported if v in STATELESS_VERSIONS), None)
+                if choice is None:
+                    raise MCPError(
+                        f"the server supports only {exc.supported}, none of which mcpkit speaks"
+                    ) from exc
+                version = choice
+                continue
+            except (RPCError, RequestTimeout):
+                return False  # any other error, or silence: a legacy server
+            except ConnectionClosed as exc:
+                raise self._closed_error() from exc
+            if not isinstance(result, dict):
+                return False
+            supported = [v for v in result.get("supportedVersions", []) if isinstance(v, str)]
+            if version not in supported:
+                choice = next((v for v in supported if v in STATELESS_VERSIONS), None)
+                if choice is None:
+                    return False
+                version = choice
+            self.protocol_version = version
+            self.supported_versions = supported
+            self._accept_server(
+                result.get("capabilities"), _server_info_from(result), result.get("instructions")
+            )
+            return True
+        raise MCPError("the server keeps refusing the protocol versions it advertises")
+
+    async def _initialize(self, version: str) -> None:
+        assert self._peer is not None
+        params = {
+            "protocolVersion": version,
+            "capabilities": self.capabilities,
+            "clientInfo": msgspec.to_builtins(self.client_info),
+        }
+        try:
+            result = await self._peer.request("initialize", params, timeout=self.timeout)
+        except ConnectionClosed as exc:
+            raise self._closed_error() from exc
+        agreed = result.get("protocolVersion") if isinstance(result, dict) else None
+        if agreed not in HANDSHAKE_VERSIONS:
+            # "If the client does not support the version in the server's response, it SHOULD disconnect."
+            raise MCPError(
+                f"the server answered initialize with protocol version {agreed!r}, which mcpkit does not speak"
+            )
+        self.protocol_version = agreed
+        self.supported_versions = [agreed]
+        self._accept_server(result.get("capabilities"), result.get("serverInfo"), result.get("instructions"))
+        await self._peer.notify("notifications/initialized")
+
+    def _accept_server(self, capabilities: Any, info: Any, instructions: Any) -> None:
+        self.server_capabilities = capabilities if isinstance(capabilities, dict) else {}
+        with contextlib.suppress(msgspec.ValidationError):
+            self.server_info = msgspec.convert(info, Implementation) if isinstance(info, dict) else None
+        self.instructions = instructions if isinstance(instructions, str) else None
+
+    def _meta(self, version: str) -> dict[str, Any]:
+        return {
+            META_PROTOCOL_VERSION: version,
+            META_CLIENT_CAPABILITIES: self.capabilities,
+            META_CLIENT_INFO: msgspec.to_builtins(self.client_info),
+        }
+
+    def _closed_error(self) -> ConnectionClosed:
+        detail = ""
+        describe = getattr(self._transport, "describe_exit", None)
+        if describe is not None:
+            detail = f" ({describe()})"
+        return ConnectionClosed(f"the server closed the connection{detail}")
+
+    async def aclose(self) -> None:
+        """Close the connection (for stdio: close stdin, then SIGTERM, then SIGKILL)."""
+        if self._transport is not None:
+            await self._transport.aclose()
+        if self._reader is not None:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await asyncio.wait_for(self._reader, 5.0)
+            self._reader = None
+
+    # -- requests ----------------------------------------------------------------------------------
+
+    async def request(
+        self, method: str, params: dict[str, Any] | None = None, *, timeout: float | None = None
+    ) -> Any:
+        """Send any request and return its raw result (a dict).
+
+        In the stateless era the per-request ``_meta`` is added, and ``resultType`` is checked.
+
+        Raises:
+            RPCError: the server answered with an error.
+            RequestTimeout: no answer within the timeout (the request is cancelled).
+            ConnectionClosed: the server went away (its exit status is in the message).
+        """
+        if self._peer is None or not self.protocol_version:
+            raise MCPError("not connected: use 'async with Client(...)' or await connect()")
+        params = dict(params or {})
+        if self.era is Era.STATELESS:
+            meta = self._meta(self.protocol_version)
+            user_meta = params.get("_meta")
+            if isinstance(user_meta, dict):
+                meta.update(user_meta)
+            params["_meta"] = meta
+        try:
+            result = await self._peer.request(method, params, timeout=timeout or self.timeout)
+        except ConnectionClosed as exc:
+            raise self._closed_error() from exc
+        if isinstance(result, dict) and self.era is Era.STATELESS:
+            # "clients MUST treat an absent resultType as complete"; unknown ones are invalid.
+            kind = result.get("resultType", "complete")
+            if kind != "complete":
+                raise MCPError(f"unsupported resultType {kind!r} in the answer to {method}")
+        return result
+
+    async def list_tools(self) -> list[Tool]:
+        """Every tool the server offers, following ``nextCursor`` across pages."""
+        return [msgspec.convert(t, Tool) for t in await self._list_all("tools/list", "tools")]
+
+    async def _list_all(self, method: str, key: str) -> list[Any]:
+        items: list[Any] = []
+        cursor: str | None = None
+        for _ in range(_MAX_PAGES):
+            result = await self.request(method, {"cursor": cursor} if cursor is not None else None)
+            page = result.get(key, []) if isinstance(result, dict) else []
+            items.extend(page if isinstance(page, list) else [])
+            cursor = result.get("nextCursor") if isinstance(result, dict) else None
+            if not isinstance(cursor, str) or not cursor:
+                return items
+        raise MCPError(f"{method}: the server returned more than {_MAX_PAGES} pages")
+
+    async def call_tool(self, name: str, arguments: dict[str, Any] | None = None) -> CallToolResult:
+        """Call a tool. A tool that failed returns ``is_error=True``; protocol errors raise ``RPCError``."""
+        params: dict[str, Any] = {"name": name}
+        if arguments is not None:
+            params["arguments"] = arguments
+        result = await self.request("tools/call", params)
+        return msgspec.convert(result, CallToolResult)
+
+    async def ping(self) -> None:
+        """Check the server answers (handshake era; 2026-07-28 has no ``ping``, so discover is used)."""
+        if self.era is Era.STATELESS:
+            await self.request("server/discover")
+        else:
+            await self.request("ping")
+
+    # -- what the server asks of us ----------------------------------------------------------------
+
+    async def _on_request(self, request: Request) -> Any:
+        if request.method == "ping":
+            return {}
+        raise MethodNotFound(f"Method not found: {request.method}")
+
+    async def _on_notification(self, notification: Notification) -> None:
+        if notification.method == "notifications/message":
+            params = notification.params if isinstance(notification.params, dict) else {}
+            print(f"[server {params.get('level', 'info')}] {params.get('data')}", file=sys.stderr)
+
+
+def _server_info_from(result: dict[str, Any]) -> Any:
+    meta = result.get("_meta")
+    return meta.get(META_SERVER_INFO) if isinstance(meta, dict) else None

@@ -1,0 +1,319 @@
+"""The low-level server: one handler per method, close to the wire.
+
+Register an async function per method; it receives the request's ``params`` (a dict) and a
+:class:`~mcpkit.Context`, and returns the result (a dict or a wire struct)::
+
+    server = LowLevelServer("calc")
+
+    @server.list_tools()
+    async def list_tools() -> list[Tool]:
+        return [Tool(name="add", input_schema={"type": "object", ...})]
+
+    @server.call_tool()
+    async def call_tool(name: str, arguments: dict[str, Any]) -> list[ContentBlock]:
+        return [TextContent(text=str(arguments["a"] + arguments["b"]))]
+
+    server.run()  # stdio
+
+Everything that is the same for every server lives here, written once for both eras: the
+``initialize`` handshake and ``server/discover``, ``ping`` and ``logging/setLevel``, which methods
+exist in which revision, ``resultType`` and ``serverInfo`` on 2026-07-28 results, and the mapping of
+handler exceptions to JSON-RPC errors.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any, Final, TypeVar
+
+import msgspec
+
+from . import _jsonrpc as jsonrpc
+from ._connection import META_SERVER_INFO, Scope, ServerConnection
+from ._errors import InvalidParams, MethodNotFound, ResourceNotFound
+from ._versions import FEATURES, SUPPORTED_VERSIONS
+from .context import LOG_LEVELS, Context
+from .session import Peer
+from .transports.base import Transport
+from .types import CallToolResult, ContentBlock, Icon, Implementation, TextContent, Tool
+
+__all__ = ["Handler", "LowLevelServer"]
+
+logger = logging.getLogger("mcpkit.server")
+
+Handler = Callable[[dict[str, Any], Context], Awaitable[Any]]
+H = TypeVar("H", bound=Handler)
+F = TypeVar("F", bound=Callable[..., Any])
+
+# Methods that exist only in some revisions: method -> feature of _versions.FEATURES.
+_METHOD_FEATURE: Final = {
+    "ping": "ping",
+    "logging/setLevel": "logging_set_level",
+    "resources/subscribe": "resource_subscribe",
+    "resources/unsubscribe": "resource_subscribe",
+    "completion/complete": "completions",
+    "subscriptions/listen": "subscriptions_listen",
+}
+# The server capability that each method belongs to: no capability, no method (-32601).
+_METHOD_CAPABILITY: Final = {
+    "tools/list": "tools",
+    "tools/call": "tools",
+    "resources/list": "resources",
+    "resources/templates/list": "resources",
+    "resources/read": "resources",
+    "prompts/list": "prompts",
+    "prompts/get": "prompts",
+    "completion/complete": "completions",
+}
+_DEFAULT_DRAIN_SECONDS: Final = 5.0
+_to_builtins: Final = msgspec.to_builtins
+
+
+class LowLevelServer:
+    """An MCP server built from one handler per method.
+
+    Args:
+        name: the server's name in ``serverInfo``.
+        version: its version in ``serverInfo``.
+        title: a display name (2025-06-18 and later).
+        instructions: guidance for the model on how to use this server.
+        icons: icons for the implementation (2025-11-25 and later).
+        website_url: a link for people (2025-11-25 and later).
+    """
+
+    def __init__(
+        self,
+        name: str,
+        version: str = "0.1.0",
+        *,
+        title: str | None = None,
+        instructions: str | None = None,
+        icons: list[Icon] | None = None,
+        website_url: str | None = None,
+    ) -> None:
+        self.info = Implementation(
+            name=name,
+            version=version,
+            title=title if title is not None else msgspec.UNSET,
+            icons=icons if icons is not None else msgspec.UNSET,
+            website_url=website_url if website_url is not None else msgspec.UNSET,
+        )
+        self.instructions = instructions
+        self._handlers: dict[str, Handler] = {}
+        self._notification_handlers: dict[str, Callable[[dict[str, Any]], Awaitable[None]]] = {}
+        #: Extra capabilities merged into what the handlers imply (e.g. ``{"tools": {"listChanged": True}}``).
+        self.extra_capabilities: dict[str, Any] = {}
+        self._info_cache: dict[str, dict[str, Any]] = {}
+
+    # -- registration ------------------------------------------------------------------------------
+
+    def handler(self, method: str) -> Callable[[H], H]:
+        """Register ``async def handler(params: dict, ctx: Context) -> result`` for *method*."""
+
+        def register(fn: H) -> H:
+            self.set_handler(method, fn)
+            return fn
+
+        return register
+
+    def set_handler(self, method: str, fn: Handler) -> None:
+        """Register (or replace) the handler of *method*."""
+        self._handlers[method] = fn
+
+    def notification_handler(self, method: str) -> Callable[[F], F]:
+        """Register ``async def handler(params: dict) -> None`` for notifications named *method*."""
+
+        def register(fn: F) -> F:
+            self._notification_handlers[method] = fn
+            return fn
+
+        return register
+
+    def list_tools(self) -> Callable[[F], F]:
+        """Decorate ``async def () -> list[Tool]`` to answer ``tools/list``."""
+
+        def register(fn: F) -> F:
+            async def handle(params: dict[str, Any], ctx: Context) -> dict[str, Any]:
+                tools = await fn()
+                return {"tools": [_to_builtins(t) if isinstance(t, Tool) else t for t in tools]}
+
+            self.set_handler("tools/list", handle)
+            return fn
+
+        return register
+
+    def call_tool(self) -> Callable[[F], F]:
+        """Decorate ``async def (name, arguments) -> list[ContentBlock] | CallToolResult | dict``."""
+
+        def register(fn: F) -> F:
+            async def handle(params: dict[str, Any], ctx: Context) -> Any:
+                name = params.get("name")
+                if not isinstance(name, str):
+                    raise InvalidParams("tools/call requires params.name (a string)")
+                arguments = params.get("arguments") or {}
+                result = await fn(name, arguments)
+                if isinstance(result, list):
+                    return CallToolResult(content=result)
+                return result
+
+            self.set_handler("tools/call", handle)
+            return fn
+
+        return register
+
+    # -- what the server offers --------------------------------------------------------------------
+
+    def capabilities(self, scope: Scope) -> dict[str, Any]:
+        """The server capabilities, as the revision of *scope* spells them."""
+        caps: dict[str, Any] = {}
+        for method, capability in _METHOD_CAPABILITY.items():
+            if method in self._handlers and (
+                method not in _METHOD_FEATURE or scope.has(_METHOD_FEATURE[method])
+            ):
+                caps.setdefault(capability, {})
+        caps["logging"] = {}
+        for key, value in self.extra_capabilities.items():
+            if key in caps and isinstance(value, dict):
+                caps[key] = {**caps[key], **value}
+            elif key not in caps and (key != "completions" or scope.has("completions")):
+                caps[key] = value
+        return caps
+
+    def _info(self, version: str) -> dict[str, Any]:
+        # serverInfo as the revision knows it: titles and icons are later additions.
+        cached = self._info_cache.get(version)
+        if cached is None:
+            cached = _to_builtins(self.info)
+            if not (FEATURES["titles"][0] <= version):
+                cached.pop("title", None)
+            if not (FEATURES["icons"][0] <= version):
+                for key in ("icons", "websiteUrl", "description"):
+                    cached.pop(key, None)
+            self._info_cache[version] = cached
+        return cached
+
+    # -- serving -----------------------------------------------------------------------------------
+
+    async def serve(self, transport: Transport, *, drain_seconds: float = _DEFAULT_DRAIN_SECONDS) -> None:
+        """Serve one connection until the peer closes it."""
+        conn = ServerConnection()
+        peer: Peer
+
+        def on_request(request: jsonrpc.Request) -> Awaitable[Any]:
+            # Called in arrival order: the lifecycle sees messages in the order they came.
+            scope = conn.admit(request)
+            if request.method == "initialize":
+                return self._initialize(conn, scope)
+            return self._dispatch(peer, conn, request, scope)
+
+        async def on_notification(notification: jsonrpc.Notification) -> None:
+            conn.notification_received(notification)
+            handler = self._notification_handlers.get(notification.method)
+            if handler is not None:
+                await handler(notification.params if isinstance(notification.params, dict) else {})
+
+        peer = Peer(transport, on_request=on_request, on_notification=on_notification, decode=conn.receive)
+        try:
+            await peer.run()
+            await peer.drain(drain_seconds)
+        finally:
+            await transport.aclose()
+
+    async def _initialize(self, conn: ServerConnection, scope: Scope) -> dict[str, Any]:
+        try:
+            result: dict[str, Any] = {
+                "protocolVersion": scope.version,
+                "capabilities": self.capabilities(scope),
+                "serverInfo": self._info(scope.version),
+            }
+            if self.instructions is not None:
+                result["instructions"] = self.instructions
+        except BaseException:
+            conn.initialize_answered(ok=False)
+            raise
+        conn.initialize_answered(ok=True)
+        return result
+
+    async def _dispatch(
+        self, peer: Peer, conn: ServerConnection, request: jsonrpc.Request, scope: Scope
+    ) -> Any:
+        method = request.method
+        params = request.params if isinstance(request.params, dict) else {}
+        feature = _METHOD_FEATURE.get(method)
+        if feature is not None and not scope.has(feature):
+            raise MethodNotFound(
+                f"Method not found: {method} (not part of protocol revision {scope.version})"
+            )
+        if method == "ping":
+            return {}
+        if method == "server/discover":
+            result: Any = self._discover(scope)
+        elif method == "logging/setLevel":
+            result = self._set_level(conn, params)
+        else:
+            handler = self._handlers.get(method)
+            if handler is None:
+                raise MethodNotFound(f"Method not found: {method}")
+            meta = params.get("_meta")
+            ctx = Context(peer, request.id, method, scope, meta if isinstance(meta, dict) else {})
+            try:
+                result = await handler(params, ctx)
+            except ResourceNotFound as exc:
+                if scope.stateless:  # 2026-07-28 names a missing resource -32602
+                    raise InvalidParams(exc.message, exc.data) from None
+                raise
+        if not isinstance(result, dict):
+            result = _to_builtins(result)
+        if scope.stateless:
+            result.setdefault("resultType", "complete")
+            result_meta = result.get("_meta")
+            if not isinstance(result_meta, dict):
+                result["_meta"] = result_meta = {}
+            result_meta.setdefault(META_SERVER_INFO, self._info(scope.version))
+        return result
+
+    def _discover(self, scope: Scope) -> dict[str, Any]:
+        result: dict[str, Any] = {
+            "supportedVersions": list(SUPPORTED_VERSIONS),
+            "capabilities": self.capabilities(scope),
+        }
+        if self.instructions is not None:
+            result["instructions"] = self.instructions
+        return result
+
+    def _set_level(self, conn: ServerConnection, params: dict[str, Any]) -> dict[str, Any]:
+        level = params.get("level")
+        if level not in LOG_LEVELS:
+            raise InvalidParams(f"invalid log level {level!r}; expected one of {', '.join(LOG_LEVELS)}")
+        conn.set_log_level(level)
+        return {}
+
+    def run(self, transport: str = "stdio") -> None:
+        """Serve over *transport* until the client goes away (blocking). Only ``"stdio"`` for now."""
+        if transport != "stdio":
+            raise ValueError(f"unknown transport {transport!r}; expected 'stdio'")
+        run_async(self.serve_stdio())
+
+    async def serve_stdio(self) -> None:
+        """Serve this process's stdin/stdout (see :mod:`mcpkit.transports.stdio`)."""
+        from .transports.stdio import StdioServerTransport
+
+        await self.serve(await StdioServerTransport.open())
+
+
+def run_async(main: Coroutine[Any, Any, None]) -> None:
+    """Run *main* on uvloop where it is installed, else on the standard loop."""
+    try:
+        import uvloop
+    except ImportError:  # pragma: no cover - uvloop is a dependency where it builds
+        asyncio.run(main)
+        return
+    uvloop.run(main)
+
+
+def text_result(text: str, *, is_error: bool = False) -> CallToolResult:
+    """A one-block text result (a convenience for low-level ``call_tool`` handlers)."""
+    content: list[ContentBlock] = [TextContent(text=text)]
+    return CallToolResult(content=content, is_error=True if is_error else msgspec.UNSET)

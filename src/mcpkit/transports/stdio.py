@@ -1,0 +1,205 @@
+"""The stdio transport: newline-delimited UTF-8 JSON over a child process's standard streams.
+
+Server side (:func:`serve_stdio_streams`): messages are read from stdin and written to stdout, and
+nothing else may reach stdout ("The server MUST NOT write anything to its stdout that is not a valid
+MCP message"). So before serving we move the real stdout to a private file descriptor and point
+descriptor 1, and ``sys.stdout``, at stderr: a stray ``print`` in a tool, or a C library writing to
+fd 1, lands in the log instead of corrupting the stream.
+
+Client side (:class:`StdioClientTransport`): spawn the server, pass its stderr through, and shut down
+as the spec orders: close its stdin, wait, then SIGTERM, then SIGKILL.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import stat
+import sys
+from collections.abc import Mapping, Sequence
+from typing import IO, Final
+
+from .._errors import ConnectionClosed, TransportError
+from .base import OVERSIZE
+
+__all__ = ["DEFAULT_MAX_MESSAGE_BYTES", "LineReader", "StdioClientTransport", "StdioServerTransport"]
+
+#: Lines longer than this are refused (answered with -32600) and skipped, so a hostile or broken
+#: peer cannot make us buffer without bound.
+DEFAULT_MAX_MESSAGE_BYTES: Final = 16 * 1024 * 1024
+
+
+class LineReader:
+    """Splits a byte stream into lines, bounded in length. ``read()`` returns one line, no newline."""
+
+    def __init__(self, reader: asyncio.StreamReader, max_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) -> None:
+        self._reader = reader
+        self._max = max_bytes
+
+    async def read(self) -> bytes:
+        while True:
+            try:
+                line = await self._reader.readuntil(b"\n")
+            except asyncio.IncompleteReadError as exc:
+                if exc.partial.strip():
+                    return exc.partial  # a last message without its newline still counts
+                raise EOFError from None
+            except asyncio.LimitOverrunError:
+                await self._skip_line()
+                return OVERSIZE
+            line = line.rstrip(b"\r\n")
+            if line.strip():  # blank lines between messages are tolerated, not answered
+                return line
+
+    async def _skip_line(self) -> None:
+        # Discard what is buffered, then everything up to and including the next newline.
+        while True:
+            try:
+                await self._reader.readuntil(b"\n")
+                return
+            except asyncio.LimitOverrunError as exc:
+                await self._reader.readexactly(exc.consumed)
+            except asyncio.IncompleteReadError:
+                return
+
+
+def _is_pipe_like(fd: int) -> bool:
+    mode = os.fstat(fd).st_mode
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)
+
+
+class StdioServerTransport:
+    """The server's end: read stdin, write the (private copy of) stdout."""
+
+    def __init__(self, reader: LineReader, write_fd: int, writer: asyncio.WriteTransport | None) -> None:
+        self._reader = reader
+        self._fd = write_fd
+        self._writer = writer
+        self._closed = False
+
+    @classmethod
+    async def open(cls, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) -> StdioServerTransport:
+        """Take over the process's stdin and stdout (see the module docstring)."""
+        loop = asyncio.get_running_loop()
+        sys.stdout.flush()
+        out_fd = os.dup(1)
+        os.dup2(2, 1)  # fd 1 now writes to stderr
+        sys.stdout = sys.stderr
+        reader = asyncio.StreamReader(limit=max_message_bytes, loop=loop)
+        if _is_pipe_like(0):
+            await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader, loop=loop), sys.stdin)
+        else:  # a regular file on stdin (e.g. `< requests.jsonl`): read it in a thread
+            loop.run_in_executor(None, _pump_file, sys.stdin.buffer, reader, loop)
+        writer: asyncio.WriteTransport | None = None
+        if _is_pipe_like(out_fd):
+            out = os.fdopen(out_fd, "wb", buffering=0, closefd=False)
+            writer, _ = await loop.connect_write_pipe(asyncio.Protocol, out)
+        return cls(LineReader(reader, max_message_bytes), out_fd, writer)
+
+    async def receive(self) -> bytes:
+        return await self._reader.read()
+
+    async def send(self, message: bytes) -> None:
+        if self._closed:
+            raise ConnectionClosed("stdout is closed")
+        if self._writer is None:
+            os.write(self._fd, message + b"\n")  # a regular file never blocks for long
+            return
+        if self._writer.is_closing():
+            raise ConnectionClosed("the client closed our stdout")
+        self._writer.write(message + b"\n")
+
+    async def aclose(self) -> None:
+        if not self._closed:
+            self._closed = True
+            if self._writer is not None:
+                self._writer.close()
+
+
+def _pump_file(stream: IO[bytes], reader: asyncio.StreamReader, loop: asyncio.AbstractEventLoop) -> None:
+    for chunk in iter(lambda: stream.read(65536), b""):
+        loop.call_soon_threadsafe(reader.feed_data, chunk)
+    loop.call_soon_threadsafe(reader.feed_eof)
+
+
+class StdioClientTransport:
+    """Spawns a server process and talks to it over its stdin and stdout."""
+
+    def __init__(self, process: asyncio.subprocess.Process, max_message_bytes: int) -> None:
+        self.process = process
+        assert process.stdout is not None and process.stdin is not None
+        self._reader = LineReader(process.stdout, max_message_bytes)
+        self._stdin = process.stdin
+        self._closed = False
+
+    @classmethod
+    async def spawn(
+        cls,
+        command: Sequence[str],
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: str | None = None,
+        stderr: int | IO[bytes] | None = None,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+    ) -> StdioClientTransport:
+        """Start *command*. Its stderr goes to ours unless *stderr* says otherwise.
+
+        Raises:
+            TransportError: the command could not be started.
+        """
+        if not command:
+            raise TransportError("empty command")
+        full_env = None if env is None else {**os.environ, **env}
+        try:
+            process = await asyncio.create_subprocess_exec(
+                *command,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=stderr,
+                env=full_env,
+                cwd=cwd,
+                limit=max_message_bytes,
+            )
+        except OSError as exc:
+            raise TransportError(f"could not start {command[0]!r}: {exc}") from exc
+        return cls(process, max_message_bytes)
+
+    async def receive(self) -> bytes:
+        return await self._reader.read()
+
+    async def send(self, message: bytes) -> None:
+        if self._closed or self._stdin.is_closing():
+            raise ConnectionClosed("the server's stdin is closed")
+        self._stdin.write(message + b"\n")
+        try:
+            await self._stdin.drain()
+        except (BrokenPipeError, ConnectionResetError) as exc:
+            raise ConnectionClosed(f"the server process went away ({self.describe_exit()})") from exc
+
+    def describe_exit(self) -> str:
+        code = self.process.returncode
+        if code is None:
+            return "still running"
+        if code < 0:
+            with contextlib.suppress(ValueError):
+                return f"killed by {signal.Signals(-code).name}"
+        return f"exit code {code}"
+
+    async def aclose(self, grace: float = 2.0) -> None:
+        """Close stdin, wait up to *grace* s; then SIGTERM, wait; then SIGKILL."""
+        if self._closed:
+            return
+        self._closed = True
+        with contextlib.suppress(OSError, RuntimeError):
+            self._stdin.close()
+        for step in (None, signal.SIGTERM, signal.SIGKILL):
+            if step is not None:
+                with contextlib.suppress(ProcessLookupError):
+                    self.process.send_signal(step)
+            try:
+                await asyncio.wait_for(self.process.wait(), grace)
+                return
+            except TimeoutError:
+                continue

@@ -1,0 +1,144 @@
+"""The async JSON-RPC endpoint over the in-memory transport."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import pytest
+
+from mcpkit import ConnectionClosed, InvalidParams, RequestTimeout, RPCError
+from mcpkit._jsonrpc import Request
+from mcpkit.session import Peer
+from mcpkit.transports.memory import memory_pair
+
+
+def run(coro: Any) -> Any:
+    return asyncio.run(asyncio.wait_for(coro, 10))
+
+
+async def pair(handler: Any) -> tuple[Peer, Peer, list[asyncio.Task[None]]]:
+    a, b = memory_pair()
+    client = Peer(a)
+    server = Peer(b, on_request=handler)
+    tasks = [asyncio.ensure_future(client.run()), asyncio.ensure_future(server.run())]
+    return client, server, tasks
+
+
+def test_results_and_errors_reach_the_caller() -> None:
+    async def handler(request: Request) -> Any:
+        if request.method == "fail":
+            raise InvalidParams("bad", {"field": "x"})
+        if request.method == "crash":
+            raise ValueError("boom")
+        return {"echo": request.params}
+
+    async def main() -> None:
+        client, _, _ = await pair(handler)
+        assert await client.request("echo", {"a": 1}) == {"echo": {"a": 1}}
+        with pytest.raises(InvalidParams) as info:
+            await client.request("fail")
+        assert info.value.data == {"field": "x"}
+        with pytest.raises(RPCError) as crashed:
+            await client.request("crash")
+        assert crashed.value.code == -32603 and "boom" in crashed.value.message
+
+    run(main())
+
+
+def test_concurrent_requests_are_answered_out_of_order() -> None:
+    async def handler(request: Request) -> Any:
+        await asyncio.sleep(float(request.params["delay"]))  # type: ignore[index]
+        return request.params
+
+    async def main() -> None:
+        client, _, _ = await pair(handler)
+        done: list[float] = []
+
+        async def one(delay: float) -> None:
+            await client.request("x", {"delay": delay})
+            done.append(delay)
+
+        await asyncio.gather(one(0.05), one(0.0))
+        assert done == [0.0, 0.05]
+
+    run(main())
+
+
+def test_timeout_cancels_the_handler_and_no_answer_is_sent() -> None:
+    started = asyncio.Event
+    state: dict[str, Any] = {}
+
+    async def handler(request: Request) -> Any:
+        state["started"].set()
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            state["cancelled"] = True
+            raise
+        return {}
+
+    async def main() -> None:
+        state["started"] = started()
+        a, b = memory_pair()
+        client = Peer(a)
+        sent: list[bytes] = []
+        original = b.send
+
+        async def spy(message: bytes) -> None:
+            sent.append(message)
+            await original(message)
+
+        b.send = spy  # type: ignore[method-assign]
+        server = Peer(b, on_request=handler)
+        asyncio.ensure_future(client.run())
+        asyncio.ensure_future(server.run())
+        with pytest.raises(RequestTimeout):
+            await client.request("slow", timeout=0.2)
+        await asyncio.sleep(0.05)
+        assert state.get("cancelled") is True
+        assert sent == []  # "MUST NOT send a response for a cancelled request"
+
+    run(main())
+
+
+def test_closing_fails_every_pending_request() -> None:
+    async def handler(request: Request) -> Any:
+        await asyncio.sleep(30)
+
+    async def main() -> None:
+        client, server, _ = await pair(handler)
+        pending = [asyncio.ensure_future(client.request("x")) for _ in range(3)]
+        await asyncio.sleep(0.01)
+        await server.transport.aclose()
+        for future in pending:
+            with pytest.raises(ConnectionClosed):
+                await future
+
+    run(main())
+
+
+def test_reused_id_is_refused_while_the_first_is_running() -> None:
+    gate = asyncio.Event
+
+    async def main() -> None:
+        opened = gate()
+
+        async def handler(request: Request) -> Any:
+            await opened.wait()
+            return {"ok": True}
+
+        a, b = memory_pair()
+        server = Peer(b, on_request=handler)
+        asyncio.ensure_future(server.run())
+        line = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "x"}).encode()
+        await a.send(line)
+        await a.send(line)
+        first = json.loads(await a.receive())
+        assert first["id"] == 1 and first["error"]["code"] == -32600
+        opened.set()
+        second = json.loads(await a.receive())
+        assert second == {"jsonrpc": "2.0", "id": 1, "result": {"ok": True}}
+
+    run(main())
