@@ -36,12 +36,24 @@ def test_import_loads_no_http_stack_and_no_pydantic(module: str) -> None:
 
 
 def test_ruff_is_clean() -> None:
-    proc = subprocess.run([sys.executable, "-m", "ruff", "check", "src", "tests", "examples"], cwd=ROOT, capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "ruff", "check", "src", "tests", "examples"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    fmt = subprocess.run([sys.executable, "-m", "ruff", "format", "--check", "src", "tests", "examples"], cwd=ROOT, capture_output=True, text=True)
+    fmt = subprocess.run(
+        [sys.executable, "-m", "ruff", "format", "--check", "src", "tests", "examples"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     assert fmt.returncode == 0, fmt.stdout + fmt.stderr
 
 
 def test_mypy_strict_is_clean() -> None:
-    proc = subprocess.run([sys.executable, "-m", "mypy", "--no-error-summary"], cwd=ROOT, capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "mypy", "--no-error-summary"], cwd=ROOT, capture_output=True, text=True
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -9,8 +9,8 @@ import msgspec
 import pytest
 
 from mcpkit import (
-    CallToolResult,
     Client,
+    ContentBlock,
     Context,
     ImageContent,
     InvalidParams,
@@ -30,9 +30,12 @@ def run(coro: Any) -> Any:
     return asyncio.run(asyncio.wait_for(coro, 10))
 
 
+_serving: set[asyncio.Future[None]] = set()  # keeps the server tasks referenced while they run
+
+
 async def connect(server: LowLevelServer, version: str | None = None) -> Client:
     ours, theirs = memory_pair()
-    asyncio.ensure_future(server.serve(theirs))
+    _serving.add(asyncio.ensure_future(server.serve(theirs)))
     client = Client(ours, protocol_version=version)
     await client.connect()
     return client
@@ -51,7 +54,7 @@ def demo_server(**kwargs: Any) -> Server:
         return ctx.protocol_version
 
     @server.tool
-    async def link() -> list[Any]:
+    async def link() -> list[ContentBlock]:
         return [ResourceLink(uri="notes://1", name="first"), ImageContent(data="AAAA", mime_type="image/png")]
 
     @server.tool
@@ -169,7 +172,11 @@ def test_low_level_server_like_the_seed_example() -> None:
 
     @server.list_tools()
     async def list_tools() -> list[Tool]:
-        schema = {"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}}, "required": ["a", "b"]}
+        schema = {
+            "type": "object",
+            "properties": {"a": {"type": "number"}, "b": {"type": "number"}},
+            "required": ["a", "b"],
+        }
         return [Tool(name="calculate_sum", description="Add two numbers together", input_schema=schema)]
 
     @server.call_tool()
@@ -183,7 +190,7 @@ def test_low_level_server_like_the_seed_example() -> None:
             client = await connect(server, version)
             assert [t.name for t in await client.list_tools()] == ["calculate_sum"]
             result = await client.call_tool("calculate_sum", {"a": 1, "b": 2})
-            assert result == CallToolResult(content=[TextContent(text="3")])
+            assert result.content == [TextContent(text="3")] and result.is_error is msgspec.UNSET
             await client.aclose()
 
     run(main())

@@ -33,7 +33,7 @@ __all__ = [
 RequestId: TypeAlias = int | str
 
 
-class Request(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+class Request(msgspec.Struct, frozen=True, kw_only=True):
     """A call that expects exactly one response with the same ``id``."""
 
     jsonrpc: Literal["2.0"] = "2.0"
@@ -42,7 +42,7 @@ class Request(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     params: dict[str, Any] | UnsetType = UNSET
 
 
-class Notification(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+class Notification(msgspec.Struct, frozen=True, kw_only=True):
     """A one-way message; the receiver must not answer it."""
 
     jsonrpc: Literal["2.0"] = "2.0"
@@ -50,7 +50,7 @@ class Notification(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True
     params: dict[str, Any] | UnsetType = UNSET
 
 
-class Response(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+class Response(msgspec.Struct, frozen=True, kw_only=True):
     """A successful answer to the request with the same ``id``."""
 
     jsonrpc: Literal["2.0"] = "2.0"
@@ -58,7 +58,7 @@ class Response(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     result: Any
 
 
-class ErrorResponse(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+class ErrorResponse(msgspec.Struct, frozen=True, kw_only=True):
     """A failed answer. ``id`` is ``None`` only when the request's id could not be read."""
 
     jsonrpc: Literal["2.0"] = "2.0"

@@ -84,7 +84,8 @@ FEATURES: Final[dict[str, tuple[str, str | None]]] = {
     "icons": ("2025-11-25", None),
     "tool_execution": ("2025-11-25", None),
     # utilities
-    "completions": ("2025-03-26", None),
+    "completions": ("2024-11-05", None),  # completion/complete
+    "completions_capability": ("2025-03-26", None),  # ...declared as a capability only from here
     "logging_set_level": ("2024-11-05", "2026-07-28"),
     "progress_message": ("2025-03-26", None),
     "resource_subscribe": ("2024-11-05", "2026-07-28"),

@@ -139,11 +139,14 @@ class Client:
 
     async def _open_transport(self) -> Transport:
         target = self._target
-        if not isinstance(target, (str, list, tuple)):
-            return target
+        if isinstance(target, str):
+            command = shlex.split(target)
+        elif isinstance(target, (list, tuple)):
+            command = list(target)
+        else:
+            return target  # type: ignore[return-value]  # a Transport given directly
         from .transports.stdio import StdioClientTransport
 
-        command = shlex.split(target) if isinstance(target, str) else list(target)
         return await StdioClientTransport.spawn(command, env=self._env, cwd=self._cwd)
 
     async def _discover(self, version: str) -> bool:

@@ -177,7 +177,7 @@ class LowLevelServer:
         for key, value in self.extra_capabilities.items():
             if key in caps and isinstance(value, dict):
                 caps[key] = {**caps[key], **value}
-            elif key not in caps and (key != "completions" or scope.has("completions")):
+            elif key not in caps and (key != "completions" or scope.has("completions_capability")):
                 caps[key] = value
         return caps
 

@@ -23,6 +23,8 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from msgspec import UNSET
+
 from . import _jsonrpc as jsonrpc
 from ._errors import (
     INTERNAL_ERROR,
@@ -116,7 +118,7 @@ class Peer:
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._waiting[request_id] = future
         message = jsonrpc.Request(
-            id=request_id, method=method, params=params if params is not None else jsonrpc.UNSET
+            id=request_id, method=method, params=params if params is not None else UNSET
         )
         try:
             await self.transport.send(jsonrpc.encode(message))
@@ -150,7 +152,7 @@ class Peer:
 
     async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
         """Send a notification."""
-        message = jsonrpc.Notification(method=method, params=params if params is not None else jsonrpc.UNSET)
+        message = jsonrpc.Notification(method=method, params=params if params is not None else UNSET)
         await self.transport.send(jsonrpc.encode(message))
 
     # -- receiving ---------------------------------------------------------------------------------
@@ -250,9 +252,14 @@ class Peer:
         except RPCError as exc:
             self._spawn(self._send_quietly(_error_response(request.id, exc)))
             return
-        task = self._spawn(self._answer(request.id, work))
-        self._running[request.id] = task
-        task.add_done_callback(lambda _t, rid=request.id: self._running.pop(rid, None))
+        request_id = request.id
+        task = self._spawn(self._answer(request_id, work))
+        self._running[request_id] = task
+
+        def forget(_: asyncio.Task[Any]) -> None:
+            self._running.pop(request_id, None)
+
+        task.add_done_callback(forget)
 
     def _handle(self, request: jsonrpc.Request) -> Awaitable[Any]:
         if self._on_request is None:

@@ -36,7 +36,7 @@ __all__ = [
 Role: TypeAlias = Literal["user", "assistant"]
 
 
-class Wire(msgspec.Struct, kw_only=True, rename="camel", omit_defaults=True):
+class Wire(msgspec.Struct, kw_only=True, rename="camel", omit_defaults=True, frozen=True):
     """Base of every wire structure: camelCase on the wire, absent fields omitted."""
 
 

@@ -167,7 +167,13 @@ class StdioClientTransport:
         return cls(process, max_message_bytes)
 
     async def receive(self) -> bytes:
-        return await self._reader.read()
+        try:
+            return await self._reader.read()
+        except EOFError:
+            # Give a dying process a moment to be reaped, so errors can name its exit status.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.process.wait(), 1.0)
+            raise
 
     async def send(self, message: bytes) -> None:
         if self._closed or self._stdin.is_closing():
