@@ -362,7 +362,7 @@ class _PydanticBuilder:
                 tp = Annotated[(inner, *metadata)]
             definitions[name] = (tp, ... if default is inspect.Parameter.empty else default)
         model = pydantic.create_model(_ARGS_NAME, **definitions)
-        schema = model.model_json_schema(ref_template=_REF_TEMPLATE)
+        schema = model.model_json_schema()
         schema.pop("title", None)
         for name, prop in schema.get("properties", {}).items():
             if prop.get("title") == name.replace("_", " ").title():
@@ -384,7 +384,7 @@ class _PydanticBuilder:
 
     def value(self, annotation: Any) -> tuple[dict[str, Any], Callable[[Any], Any]]:
         adapter = self.pydantic.TypeAdapter(annotation)
-        schema = adapter.json_schema(ref_template=_REF_TEMPLATE)
+        schema = adapter.json_schema()
 
         def serialize(value: Any) -> Any:
             return adapter.dump_python(value, mode="json")
