@@ -122,7 +122,7 @@ def test_rich_types() -> None:
     assert bound["color"] is Color.RED
     assert bound["where"] == Address("Oslo")
     assert bound["point"] == Point(1.0, 2.5)
-    assert bound["when"] == datetime.datetime(2025, 1, 2, 3, 4, 5, tzinfo=datetime.timezone.utc)
+    assert bound["when"] == datetime.datetime(2025, 1, 2, 3, 4, 5, tzinfo=datetime.UTC)
     assert bound["day"] == datetime.date(2025, 1, 2)
     assert bound["ident"] == value
     assert bound["tags"] == ("a", "b") and bound["unique"] == frozenset({1, 2})
