@@ -26,7 +26,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any, Final, TypeVar
+from typing import Any, Final, Literal, TypeVar
 
 import msgspec
 
@@ -67,6 +67,18 @@ _METHOD_CAPABILITY: Final = {
     "prompts/get": "prompts",
     "completion/complete": "completions",
 }
+# "Servers MUST include caching hints on results with resultType: "complete" returned by the
+# following operations" (2026-07-28 server/utilities/caching).
+_CACHEABLE: Final = frozenset(
+    {
+        "server/discover",
+        "tools/list",
+        "prompts/list",
+        "resources/list",
+        "resources/templates/list",
+        "resources/read",
+    }
+)
 _DEFAULT_DRAIN_SECONDS: Final = 5.0
 _to_builtins: Final = msgspec.to_builtins
 
@@ -81,6 +93,10 @@ class LowLevelServer:
         instructions: guidance for the model on how to use this server.
         icons: icons for the implementation (2025-11-25 and later).
         website_url: a link for people (2025-11-25 and later).
+        cache_ttl_ms: the ``ttlMs`` caching hint on cacheable 2026-07-28 results that do not set one
+            (0: "immediately stale", the safe default for lists that can change).
+        cache_scope: the ``cacheScope`` hint likewise: ``"private"`` (only within one authorization
+            context) unless you know the results are the same for every user.
     """
 
     def __init__(
@@ -92,6 +108,8 @@ class LowLevelServer:
         instructions: str | None = None,
         icons: list[Icon] | None = None,
         website_url: str | None = None,
+        cache_ttl_ms: int = 0,
+        cache_scope: Literal["public", "private"] = "private",
     ) -> None:
         self.info = Implementation(
             name=name,
@@ -101,6 +119,8 @@ class LowLevelServer:
             website_url=website_url if website_url is not None else msgspec.UNSET,
         )
         self.instructions = instructions
+        self.cache_ttl_ms = cache_ttl_ms
+        self.cache_scope = cache_scope
         self._handlers: dict[str, Handler] = {}
         self._notification_handlers: dict[str, Callable[[dict[str, Any]], Awaitable[None]]] = {}
         #: Extra capabilities merged into what the handlers imply (e.g. ``{"tools": {"listChanged": True}}``).
@@ -268,6 +288,9 @@ class LowLevelServer:
             result = _to_builtins(result)
         if scope.stateless:
             result.setdefault("resultType", "complete")
+            if method in _CACHEABLE and result["resultType"] == "complete":
+                result.setdefault("ttlMs", self.cache_ttl_ms)
+                result.setdefault("cacheScope", self.cache_scope)
             result_meta = result.get("_meta")
             if not isinstance(result_meta, dict):
                 result["_meta"] = result_meta = {}

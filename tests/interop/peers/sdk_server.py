@@ -1,0 +1,42 @@
+"""A stdio server built on the official ``mcp`` SDK's high-level API, for interoperability tests.
+
+Runs under ``mcp`` 2.x (``MCPServer``) and 1.x (``FastMCP``). Tools: ``get_weather``, ``add``,
+``echo`` and ``fail`` (raises, so the call ends with ``isError``).
+"""
+
+from __future__ import annotations
+
+try:
+    from mcp.server.mcpserver import MCPServer as HighLevel  # mcp 2.x
+except ImportError:
+    from mcp.server.fastmcp import FastMCP as HighLevel  # type: ignore[no-redef]  # mcp 1.x
+
+server = HighLevel("sdk-weather")
+
+
+@server.tool()
+def get_weather(location: str) -> str:
+    """Current weather for a location."""
+    return f"Weather in {location}: 22°C, partly cloudy"
+
+
+@server.tool()
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+@server.tool()
+def echo(text: str) -> str:
+    """Return the text unchanged."""
+    return text
+
+
+@server.tool()
+def fail() -> str:
+    """Always fails."""
+    raise ValueError("this tool always fails")
+
+
+if __name__ == "__main__":
+    server.run()
