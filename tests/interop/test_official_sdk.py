@@ -35,7 +35,7 @@ def mcp1_python() -> Path:
 
 def sdk_client(python: Path | str, *args: str) -> dict[str, Any]:
     proc = subprocess.run(
-        [str(python), str(PEERS / "sdk_client.py"), *args], capture_output=True, text=True, timeout=60
+        [str(python), str(PEERS / "official_client.py"), *args], capture_output=True, text=True, timeout=60
     )
     out = json.loads(proc.stdout)
     assert proc.returncode == 0, out.get("error", proc.stderr)
@@ -118,8 +118,8 @@ async def exercise_sdk_server(command: list[str], version: str | None, expected_
     [(None, "2026-07-28"), ("2025-11-25", "2025-11-25"), ("2025-03-26", "2025-03-26")],
 )
 def test_our_client_against_sdk2_server(version: str | None, expected: str) -> None:
-    run(exercise_sdk_server([sys.executable, str(PEERS / "sdk_server.py")], version, expected))
+    run(exercise_sdk_server([sys.executable, str(PEERS / "official_server.py")], version, expected))
 
 
 def test_our_client_falls_back_to_initialize_with_sdk1_server(mcp1_python: Path) -> None:
-    run(exercise_sdk_server([str(mcp1_python), str(PEERS / "sdk_server.py")], None, "2025-11-25"))
+    run(exercise_sdk_server([str(mcp1_python), str(PEERS / "official_server.py")], None, "2025-11-25"))

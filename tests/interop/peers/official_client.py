@@ -1,6 +1,6 @@
 """A client built on the official ``mcp`` SDK, run as a subprocess by the interoperability tests.
 
-    python sdk_client.py [--mode auto|legacy] [--call NAME JSON]... -- COMMAND [ARGS...]
+    python official_client.py [--mode auto|legacy] [--call NAME JSON]... -- COMMAND [ARGS...]
 
 Connects to the stdio server COMMAND, lists its tools, makes the calls, and prints one JSON object:
 ``{"protocolVersion", "serverInfo", "tools", "calls"}``. Errors print ``{"error": ...}`` and exit 1.
