@@ -35,7 +35,7 @@ from ._connection import META_SERVER_INFO, Scope, ServerConnection
 from ._errors import InvalidParams, MethodNotFound, ResourceNotFound
 from ._versions import FEATURES, SUPPORTED_VERSIONS
 from .context import LOG_LEVELS, Context
-from .session import Peer
+from .session import Peer, ready
 from .transports.base import Transport
 from .types import CallToolResult, ContentBlock, Icon, Implementation, TextContent, Tool
 
@@ -225,7 +225,9 @@ class LowLevelServer:
             # Called in arrival order: the lifecycle sees messages in the order they came.
             scope = conn.admit(request)
             if request.method == "initialize":
-                return self._initialize(conn, scope)
+                # Answered here, before the next message is read: whatever follows initialize on
+                # the wire must already see the negotiated session.
+                return ready(self._initialize(conn, scope))
             return self._dispatch(peer, conn, request, scope)
 
         async def on_notification(notification: jsonrpc.Notification) -> None:
@@ -241,7 +243,7 @@ class LowLevelServer:
         finally:
             await transport.aclose()
 
-    async def _initialize(self, conn: ServerConnection, scope: Scope) -> dict[str, Any]:
+    def _initialize(self, conn: ServerConnection, scope: Scope) -> dict[str, Any]:
         try:
             result: dict[str, Any] = {
                 "protocolVersion": scope.version,

@@ -21,7 +21,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from msgspec import UNSET
 
@@ -36,7 +36,9 @@ from ._errors import (
 )
 from .transports.base import OVERSIZE, Transport
 
-__all__ = ["Peer", "RequestHandler"]
+__all__ = ["Peer", "RequestHandler", "ready"]
+
+T = TypeVar("T")
 
 logger = logging.getLogger("mcpkit")
 
@@ -292,7 +294,7 @@ class Peer:
             elif isinstance(event, jsonrpc.Notification):
                 await self._notification(event)
             elif isinstance(event, RemoteProtocolError):
-                answers.append(_ready(_error_response(event.request_id, event)))
+                answers.append(ready(_error_response(event.request_id, event)))
             else:
                 self._settle(event)
         if answers:
@@ -328,5 +330,6 @@ class Peer:
         return task
 
 
-async def _ready(value: bytes) -> bytes:
+async def ready(value: T) -> T:
+    """An awaitable that is already done: for answers known without waiting."""
     return value

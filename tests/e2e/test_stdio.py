@@ -332,3 +332,44 @@ def test_rpc_error_from_a_low_level_handler(tmp_path: Path) -> None:
             assert (info.value.code, info.value.data) == (-31999, {"why": "testing"})
 
     run(main())
+
+
+def test_batches_are_answered_as_batches_in_2025_03_26() -> None:
+    init = {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-03-26",
+            "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "1"},
+        },
+    }
+    batch = [
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 1, "method": "ping"},
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "forecast", "arguments": {"location": "x", "days": 2}},
+        },
+        {"jsonrpc": "2.0", "id": 3, "method": "no/such/method"},
+        {"jsonrpc": "2.0", "id": None, "method": "ping"},
+    ]
+    proc = subprocess.run(
+        mcpkit_run("weather.py"),
+        input=(json.dumps(init) + "\n" + json.dumps(batch) + "\n").encode(),
+        capture_output=True,
+        timeout=30,
+    )
+    first, second = proc.stdout.splitlines()
+    assert json.loads(first)["result"]["protocolVersion"] == "2025-03-26"
+    answers = json.loads(second)
+    assert isinstance(answers, list)
+    by_id = {a["id"]: a for a in answers}
+    assert by_id[1]["result"] == {}
+    assert "day 1" in by_id[2]["result"]["content"][0]["text"]
+    assert by_id[3]["error"]["code"] == -32601
+    assert by_id[None]["error"]["code"] == -32600
+    assert len(answers) == 4  # the notification gets no answer
