@@ -29,7 +29,7 @@ import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Final, TypeVar, overload
+from typing import Any, Final, TypedDict, TypeVar, Unpack, overload
 
 import msgspec
 
@@ -40,7 +40,7 @@ from .context import Context
 from .lowlevel import LowLevelServer
 from .types import CONTENT_TYPES, CallToolResult, Icon, Tool, ToolAnnotations
 
-__all__ = ["Server"]
+__all__ = ["Server", "ToolOptions"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -48,6 +48,18 @@ F = TypeVar("F", bound=Callable[..., Any])
 # a-z), digits (0-9), underscore (_), hyphen (-), and dot (.)"; "between 1 and 128 characters".
 _TOOL_NAME: Final = re.compile(r"[A-Za-z0-9_.\-]{1,128}")
 _json_encode: Final = msgspec.json.Encoder().encode
+
+
+class ToolOptions(TypedDict, total=False):
+    """What ``@server.tool(...)`` accepts besides the function."""
+
+    name: str  # default: the function's name
+    title: str  # a display name (2025-06-18 and later)
+    description: str  # default: the docstring, less its Args section
+    annotations: ToolAnnotations  # behaviour hints (read-only, destructive...)
+    icons: list[Icon]
+    meta: dict[str, Any]  # the tool's _meta
+    structured_output: bool  # False: no outputSchema even when the return annotation gives one
 
 
 @dataclass(slots=True)
@@ -83,49 +95,15 @@ class Server(LowLevelServer):
     @overload
     def tool(self, fn: F, /) -> F: ...
     @overload
-    def tool(
-        self,
-        fn: None = None,
-        /,
-        *,
-        name: str | None = None,
-        title: str | None = None,
-        description: str | None = None,
-        annotations: ToolAnnotations | None = None,
-        icons: list[Icon] | None = None,
-        meta: dict[str, Any] | None = None,
-        structured_output: bool | None = None,
-    ) -> Callable[[F], F]: ...
-    def tool(
-        self,
-        fn: F | None = None,
-        /,
-        *,
-        name: str | None = None,
-        title: str | None = None,
-        description: str | None = None,
-        annotations: ToolAnnotations | None = None,
-        icons: list[Icon] | None = None,
-        meta: dict[str, Any] | None = None,
-        structured_output: bool | None = None,
-    ) -> F | Callable[[F], F]:
+    def tool(self, fn: None = None, /, **options: Unpack[ToolOptions]) -> Callable[[F], F]: ...
+    def tool(self, fn: F | None = None, /, **options: Unpack[ToolOptions]) -> F | Callable[[F], F]:
         """Register a function as a tool: ``@server.tool`` or ``@server.tool(name=..., title=...)``.
 
-        The docstring is the description unless *description* is given. ``structured_output=False``
-        turns off the output schema that a return annotation would otherwise give.
+        The options are those of :class:`ToolOptions`.
         """
 
         def register(fn: F) -> F:
-            self.add_tool(
-                fn,
-                name=name,
-                title=title,
-                description=description,
-                annotations=annotations,
-                icons=icons,
-                meta=meta,
-                structured_output=structured_output,
-            )
+            self.add_tool(fn, **options)
             return fn
 
         return register(fn) if fn is not None else register
