@@ -76,8 +76,13 @@ class ToolSignature:
         return {"result": data} if self.wrapped_output else data
 
 
-def inspect_function(fn: Callable[..., Any], *, skip_types: tuple[type, ...] = ()) -> ToolSignature:
+def inspect_function(
+    fn: Callable[..., Any], *, skip_types: tuple[type, ...] = (), strict: bool = True
+) -> ToolSignature:
     """Describe *fn* as a tool. Parameters annotated with one of *skip_types* are left out (injected).
+
+    ``strict=False`` accepts strings for numbers and booleans (``"3"`` for an ``int``): prompt
+    arguments and URI template variables always travel as strings.
 
     Raises:
         TypeError: the function has ``*args``, ``**kwargs`` or positional-only parameters.
@@ -98,7 +103,7 @@ def inspect_function(fn: Callable[..., Any], *, skip_types: tuple[type, ...] = (
         params.append((name, annotation, param.default))
     output = hints.get("return", inspect.Signature.empty)
     use_pydantic = any(_involves_pydantic(tp) for _, tp, _ in params) or _involves_pydantic(output)
-    build = _PydanticBuilder() if use_pydantic else _MsgspecBuilder()
+    build = _PydanticBuilder(strict) if use_pydantic else _MsgspecBuilder(strict)
     input_schema, bind = build.arguments(params)
     output_schema, wrapped, serialize = _output(output, build)
     return ToolSignature(
@@ -309,6 +314,9 @@ def _copier(value: Any) -> Callable[[], Any]:
 
 
 class _MsgspecBuilder:
+    def __init__(self, strict: bool) -> None:
+        self.strict = strict
+
     def arguments(self, params: list[tuple[str, Any, Any]]) -> tuple[dict[str, Any], Callable[..., Any]]:
         fields: list[tuple[str, Any] | tuple[str, Any, Any]] = []
         for name, annotation, default in params:
@@ -325,11 +333,11 @@ class _MsgspecBuilder:
         schema.pop("title", None)
         if not schema.get("required"):
             schema.pop("required", None)
-        convert, asdict, error = msgspec.convert, msgspec.structs.asdict, msgspec.ValidationError
+        convert, asdict, error, strict = msgspec.convert, msgspec.structs.asdict, msgspec.ValidationError, self.strict
 
         def bind(arguments: dict[str, Any]) -> dict[str, Any]:
             try:
-                return asdict(convert(arguments, struct))
+                return asdict(convert(arguments, struct, strict=strict))
             except error as exc:
                 raise ArgumentError(f"Invalid arguments: {exc}") from None
 
@@ -346,7 +354,7 @@ class _MsgspecBuilder:
 
 
 class _PydanticBuilder:
-    def __init__(self) -> None:
+    def __init__(self, strict: bool) -> None:  # pydantic stays lax: see bind()
         import pydantic  # only servers whose tools use pydantic types pay for this import
 
         self.pydantic = pydantic
@@ -367,6 +375,8 @@ class _PydanticBuilder:
         for name, prop in schema.get("properties", {}).items():
             if prop.get("title") == name.replace("_", " ").title():
                 del prop["title"]  # pydantic's made-up titles add nothing for a model
+        # pydantic's lax mode (what its users expect) reads ISO strings as dates; its strict mode
+        # would not, on Python input, so it is used either way.
         validate, error = model.model_validate, pydantic.ValidationError
 
         def bind(arguments: dict[str, Any]) -> dict[str, Any]:

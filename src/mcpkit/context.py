@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Final
 
-from ._connection import Scope
+from ._connection import Scope, ServerConnection
 from ._jsonrpc import RequestId
 
 if TYPE_CHECKING:
@@ -27,16 +27,29 @@ class Context:
         meta: the request's ``_meta`` (empty when absent).
     """
 
-    __slots__ = ("_peer", "meta", "method", "request_id", "scope")
+    __slots__ = ("_peer", "connection", "meta", "method", "request_id", "scope")
 
     def __init__(
-        self, peer: Peer, request_id: RequestId, method: str, scope: Scope, meta: dict[str, Any]
+        self,
+        peer: Peer,
+        request_id: RequestId,
+        method: str,
+        scope: Scope,
+        meta: dict[str, Any],
+        connection: ServerConnection | None = None,
     ) -> None:
         self._peer = peer
         self.request_id = request_id
         self.method = method
         self.scope = scope
         self.meta = meta
+        #: The connection the request came on (None outside a server).
+        self.connection = connection
+
+    @property
+    def peer(self) -> Peer:
+        """The JSON-RPC endpoint the request came through."""
+        return self._peer
 
     @property
     def protocol_version(self) -> str:

@@ -24,22 +24,24 @@ handler exceptions to JSON-RPC errors.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Coroutine
+from dataclasses import dataclass, field
 from typing import Any, Final, Literal, TypeVar
 
 import msgspec
 
 from . import _jsonrpc as jsonrpc
-from ._connection import META_SERVER_INFO, Scope, ServerConnection
-from ._errors import InvalidParams, MethodNotFound, ResourceNotFound
+from ._connection import META_SERVER_INFO, META_SUBSCRIPTION_ID, Scope, ServerConnection
+from ._errors import ConnectionClosed, InvalidParams, MethodNotFound, ResourceNotFound
 from ._versions import FEATURES, SUPPORTED_VERSIONS
 from .context import LOG_LEVELS, Context
 from .session import Peer, ready
 from .transports.base import Transport
 from .types import CallToolResult, ContentBlock, Icon, Implementation, TextContent, Tool
 
-__all__ = ["Handler", "LowLevelServer"]
+__all__ = ["Handler", "Listener", "LowLevelServer"]
 
 logger = logging.getLogger("mcpkit.server")
 
@@ -81,6 +83,25 @@ _CACHEABLE: Final = frozenset(
 )
 _DEFAULT_DRAIN_SECONDS: Final = 5.0
 _to_builtins: Final = msgspec.to_builtins
+
+
+@dataclass(eq=False, slots=True)
+class Listener:
+    """Someone to tell about changes: a handshake-era session, or a 2026-07-28 listen stream."""
+
+    peer: Peer
+    #: List kinds ("tools", "prompts", "resources") whose list_changed notifications it wants.
+    kinds: set[str] = field(default_factory=set)
+    #: Resource URIs whose notifications/resources/updated it wants.
+    uris: set[str] = field(default_factory=set)
+    #: The subscriptions/listen request id (stateless era), stamped on every notification.
+    subscription_id: jsonrpc.RequestId | None = None
+
+    async def send(self, method: str, params: dict[str, Any]) -> None:
+        if self.subscription_id is not None:
+            params = {**params, "_meta": {META_SUBSCRIPTION_ID: self.subscription_id}}
+        with contextlib.suppress(ConnectionClosed, OSError):
+            await self.peer.notify(method, params)
 
 
 class LowLevelServer:
@@ -126,6 +147,8 @@ class LowLevelServer:
         #: Extra capabilities merged into what the handlers imply (e.g. ``{"tools": {"listChanged": True}}``).
         self.extra_capabilities: dict[str, Any] = {}
         self._info_cache: dict[str, dict[str, Any]] = {}
+        self.listeners: set[Listener] = set()
+        self._session_listeners: dict[ServerConnection, Listener] = {}
 
     # -- registration ------------------------------------------------------------------------------
 
@@ -183,6 +206,27 @@ class LowLevelServer:
 
         return register
 
+    # -- telling clients about changes -------------------------------------------------------------
+
+    #: The list kinds this server announces changes of; servers with changing lists extend it.
+    list_changed_kinds: frozenset[str] = frozenset()
+
+    async def notify_list_changed(self, kind: str) -> None:
+        """Send ``notifications/<kind>/list_changed`` to everyone who asked (kind: tools, prompts, resources)."""
+        for listener in list(self.listeners):
+            if kind in listener.kinds:
+                await listener.send(f"notifications/{kind}/list_changed", {})
+
+    async def notify_resource_updated(self, uri: str) -> None:
+        """Send ``notifications/resources/updated`` to the subscribers of *uri*."""
+        for listener in list(self.listeners):
+            if uri in listener.uris:
+                await listener.send("notifications/resources/updated", {"uri": uri})
+
+    def session_listener(self, conn: ServerConnection) -> Listener | None:
+        """The listener of *conn*'s handshake-era session, once it is initialized."""
+        return self._session_listeners.get(conn)
+
     # -- what the server offers --------------------------------------------------------------------
 
     def capabilities(self, scope: Scope) -> dict[str, Any]:
@@ -227,7 +271,11 @@ class LowLevelServer:
             if request.method == "initialize":
                 # Answered here, before the next message is read: whatever follows initialize on
                 # the wire must already see the negotiated session.
-                return ready(self._initialize(conn, scope))
+                result = self._initialize(conn, scope)
+                listener = Listener(peer, kinds=set(self.list_changed_kinds))
+                self._session_listeners[conn] = listener
+                self.listeners.add(listener)
+                return ready(result)
             return self._dispatch(peer, conn, request, scope)
 
         async def on_notification(notification: jsonrpc.Notification) -> None:
@@ -241,6 +289,11 @@ class LowLevelServer:
             await peer.run()
             await peer.drain(drain_seconds)
         finally:
+            listener = self._session_listeners.pop(conn, None)
+            if listener is not None:
+                self.listeners.discard(listener)
+            for other in [item for item in self.listeners if item.peer is peer]:
+                self.listeners.discard(other)
             await transport.aclose()
 
     def _initialize(self, conn: ServerConnection, scope: Scope) -> dict[str, Any]:
@@ -279,7 +332,7 @@ class LowLevelServer:
             if handler is None:
                 raise MethodNotFound(f"Method not found: {method}")
             meta = params.get("_meta")
-            ctx = Context(peer, request.id, method, scope, meta if isinstance(meta, dict) else {})
+            ctx = Context(peer, request.id, method, scope, meta if isinstance(meta, dict) else {}, conn)
             try:
                 result = await handler(params, ctx)
             except ResourceNotFound as exc:

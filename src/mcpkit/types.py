@@ -20,13 +20,21 @@ __all__ = [
     "Annotations",
     "AudioContent",
     "CallToolResult",
+    "Completion",
     "ContentBlock",
     "EmbeddedResource",
+    "GetPromptResult",
     "Icon",
     "ImageContent",
     "Implementation",
+    "Prompt",
+    "PromptArgument",
+    "PromptMessage",
+    "ReadResourceResult",
+    "Resource",
     "ResourceContents",
     "ResourceLink",
+    "ResourceTemplate",
     "TextContent",
     "Tool",
     "ToolAnnotations",
@@ -177,3 +185,81 @@ class CallToolResult(Wire, frozen=True):
     structured_content: Any | UnsetType = UNSET
     is_error: bool | UnsetType = UNSET
     meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
+
+
+class Resource(Wire, frozen=True):
+    """A resource as ``resources/list`` describes it."""
+
+    uri: str
+    name: str
+    title: str | UnsetType = UNSET
+    description: str | UnsetType = UNSET
+    mime_type: str | UnsetType = UNSET
+    size: int | UnsetType = UNSET
+    annotations: Annotations | UnsetType = UNSET
+    icons: list[Icon] | UnsetType = UNSET
+    meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
+
+
+class ResourceTemplate(Wire, frozen=True):
+    """A family of resources named by an RFC 6570 URI template (``resources/templates/list``)."""
+
+    uri_template: str
+    name: str
+    title: str | UnsetType = UNSET
+    description: str | UnsetType = UNSET
+    mime_type: str | UnsetType = UNSET
+    annotations: Annotations | UnsetType = UNSET
+    icons: list[Icon] | UnsetType = UNSET
+    meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
+
+
+class PromptArgument(Wire, frozen=True):
+    """One argument a prompt takes. Arguments travel as strings."""
+
+    name: str
+    title: str | UnsetType = UNSET
+    description: str | UnsetType = UNSET
+    required: bool | UnsetType = UNSET
+
+
+class Prompt(Wire, frozen=True):
+    """A prompt template as ``prompts/list`` describes it."""
+
+    name: str
+    title: str | UnsetType = UNSET
+    description: str | UnsetType = UNSET
+    arguments: list[PromptArgument] | UnsetType = UNSET
+    icons: list[Icon] | UnsetType = UNSET
+    meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
+
+
+class PromptMessage(Wire, frozen=True):
+    """One message of a prompt: who says it, and what."""
+
+    role: Role
+    content: ContentBlock
+
+
+class GetPromptResult(Wire, frozen=True):
+    """The outcome of ``prompts/get``."""
+
+    messages: list[PromptMessage]
+    description: str | UnsetType = UNSET
+    meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
+
+
+class ReadResourceResult(Wire, frozen=True):
+    """The outcome of ``resources/read``."""
+
+    contents: list[ResourceContents]
+    meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
+
+
+class Completion(Wire, frozen=True):
+    """Suggested values for an argument (``completion/complete``): at most 100 per answer."""
+
+    values: list[str]
+    total: int | UnsetType = UNSET
+    has_more: bool | UnsetType = UNSET
+
