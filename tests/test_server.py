@@ -124,7 +124,7 @@ def test_discover_and_server_info() -> None:
         assert client.supported_versions == list(SUPPORTED_VERSIONS)
         assert client.server_info is not None and client.server_info.title == "Demo"
         assert client.instructions == "be nice"
-        assert client.server_capabilities["tools"] == {}
+        assert client.server_capabilities["tools"] == {"listChanged": True}
         raw = await client.request("tools/list")
         assert raw["resultType"] == "complete"
         assert raw["_meta"]["io.modelcontextprotocol/serverInfo"]["name"] == "demo"

@@ -11,7 +11,7 @@ from typing import Any, Final
 
 from ._connection import Scope
 
-__all__ = ["shape_call_result", "shape_tool"]
+__all__ = ["shape_call_result", "shape_listed", "shape_prompt_result", "shape_tool"]
 
 # Tool fields and the feature that brought them.
 _TOOL_FIELDS: Final = {
@@ -51,3 +51,23 @@ def _shape_block(block: dict[str, Any], scope: Scope) -> dict[str, Any]:
     if kind == "audio" and not scope.has("audio_content"):
         return {"type": "text", "text": f"[audio content ({block.get('mimeType', 'unknown type')}) omitted]"}
     return block
+
+
+def shape_listed(item: dict[str, Any], scope: Scope) -> dict[str, Any]:
+    """A listed resource, template or prompt as *scope*'s revision defines it (titles, icons)."""
+    drop = [
+        key
+        for key, feature in (("title", "titles"), ("icons", "icons"))
+        if key in item and not scope.has(feature)
+    ]
+    if not drop:
+        return item
+    return {key: value for key, value in item.items() if key not in drop}
+
+
+def shape_prompt_result(result: dict[str, Any], scope: Scope) -> dict[str, Any]:
+    """A ``prompts/get`` result whose message contents the revision can parse."""
+    if scope.has("resource_link") and scope.has("audio_content"):
+        return result
+    messages = [{**m, "content": _shape_block(m["content"], scope)} for m in result.get("messages", [])]
+    return {**result, "messages": messages}

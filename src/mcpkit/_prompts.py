@@ -108,5 +108,7 @@ def to_messages(value: Any) -> dict[str, Any]:
         elif isinstance(item, dict) and "role" in item and "content" in item:
             messages.append(item)
         else:
-            raise TypeError(f"a prompt cannot return {type(item).__name__}: use str, PromptMessage or content blocks")
+            raise TypeError(
+                f"a prompt cannot return {type(item).__name__}: use str, PromptMessage or content blocks"
+            )
     return {"messages": messages}

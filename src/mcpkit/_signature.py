@@ -333,7 +333,12 @@ class _MsgspecBuilder:
         schema.pop("title", None)
         if not schema.get("required"):
             schema.pop("required", None)
-        convert, asdict, error, strict = msgspec.convert, msgspec.structs.asdict, msgspec.ValidationError, self.strict
+        convert, asdict, error, strict = (
+            msgspec.convert,
+            msgspec.structs.asdict,
+            msgspec.ValidationError,
+            self.strict,
+        )
 
         def bind(arguments: dict[str, Any]) -> dict[str, Any]:
             try:

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import shlex
-import sys
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Final, Self
 
 import msgspec
@@ -28,6 +28,7 @@ import msgspec
 from ._connection import (
     META_CLIENT_CAPABILITIES,
     META_CLIENT_INFO,
+    META_LOG_LEVEL,
     META_PROTOCOL_VERSION,
     META_SERVER_INFO,
 )
@@ -50,9 +51,25 @@ from ._versions import (
 )
 from .session import Peer
 from .transports.base import Transport
-from .types import CallToolResult, Implementation, Tool
+from .types import (
+    CallToolResult,
+    Completion,
+    GetPromptResult,
+    Implementation,
+    Prompt,
+    ReadResourceResult,
+    Resource,
+    ResourceTemplate,
+    Tool,
+)
 
 __all__ = ["Client"]
+
+server_logger = logging.getLogger("mcpkit.server_log")
+
+ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None]]
+NotificationCallback = Callable[[str, dict[str, Any]], Awaitable[None]]
+LogCallback = Callable[[dict[str, Any]], Awaitable[None]]
 
 _DEFAULT_INFO: Final = Implementation(name="mcpkit", version="0.1.0")
 _MAX_PAGES: Final = 10_000  # a server whose cursors never end must not hang the client
@@ -66,9 +83,14 @@ class Client:
         protocol_version: force this revision instead of negotiating one (any mcpkit supports).
         client_info: our name and version, as the server sees them.
         capabilities: client capabilities to declare (sampling, roots, elicitation...).
-        timeout: seconds to wait for each answer (``None``: wait for ever).
+        timeout: seconds to wait for each answer (``None``: wait for ever); progress notifications
+            restart the clock.
+        max_timeout: the most seconds any request may take, progress or not.
         probe_timeout: seconds to wait for the ``server/discover`` probe before assuming a legacy
             server that ignores unknown requests.
+        on_notification: ``async fn(method, params)`` for server notifications (list changes,
+            resource updates, log messages).
+        on_log: ``async fn(params)`` for log messages (default: Python logging).
         env, cwd: for the spawned process.
     """
 
@@ -80,7 +102,10 @@ class Client:
         client_info: Implementation = _DEFAULT_INFO,
         capabilities: dict[str, Any] | None = None,
         timeout: float | None = 60.0,
+        max_timeout: float | None = 600.0,
         probe_timeout: float = 5.0,
+        on_notification: NotificationCallback | None = None,
+        on_log: LogCallback | None = None,
         env: dict[str, str] | None = None,
         cwd: str | None = None,
     ) -> None:
@@ -91,7 +116,15 @@ class Client:
         self.client_info = client_info
         self.capabilities: dict[str, Any] = capabilities or {}
         self.timeout = timeout
+        self.max_timeout = max_timeout
         self.probe_timeout = probe_timeout
+        #: ``async fn(method, params)`` for notifications not handled here (list changes, updates).
+        self.on_notification = on_notification
+        #: ``async fn(params)`` for ``notifications/message``; default: the ``mcpkit.server`` logger.
+        self.on_log: LogCallback = on_log or self._default_log
+        #: Stateless era: the ``io.modelcontextprotocol/logLevel`` sent with every request.
+        self.log_level: str | None = None
+        self._progress: dict[Any, _Progress] = {}
         self._env = env
         self._cwd = cwd
         self._transport: Transport | None = None
@@ -215,11 +248,14 @@ class Client:
         self.instructions = instructions if isinstance(instructions, str) else None
 
     def _meta(self, version: str) -> dict[str, Any]:
-        return {
+        meta = {
             META_PROTOCOL_VERSION: version,
             META_CLIENT_CAPABILITIES: self.capabilities,
             META_CLIENT_INFO: msgspec.to_builtins(self.client_info),
         }
+        if self.log_level is not None:
+            meta[META_LOG_LEVEL] = self.log_level
+        return meta
 
     def _closed_error(self) -> ConnectionClosed:
         detail = ""
@@ -240,30 +276,53 @@ class Client:
     # -- requests ----------------------------------------------------------------------------------
 
     async def request(
-        self, method: str, params: dict[str, Any] | None = None, *, timeout: float | None = None
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        max_timeout: float | None = None,
+        on_progress: ProgressCallback | None = None,
     ) -> Any:
         """Send any request and return its raw result (a dict).
 
         In the stateless era the per-request ``_meta`` is added, and ``resultType`` is checked.
 
+        Args:
+            timeout: seconds of silence before giving up (default: the client's ``timeout``).
+                Each progress notification for the request starts the clock again...
+            max_timeout: ...but never past this many seconds in all (default: the client's).
+            on_progress: ``async fn(progress, total, message)``, called for each
+                ``notifications/progress`` of this request (a ``progressToken`` is sent).
+
         Raises:
             RPCError: the server answered with an error.
-            RequestTimeout: no answer within the timeout (the request is cancelled).
+            RequestTimeout: no answer in time (``notifications/cancelled`` is sent).
             ConnectionClosed: the server went away (its exit status is in the message).
         """
-        if self._peer is None or not self.protocol_version:
+        peer = self._peer
+        if peer is None or not self.protocol_version:
             raise MCPError("not connected: use 'async with Client(...)' or await connect()")
         params = dict(params or {})
+        meta: dict[str, Any] = dict(params.get("_meta") or {})
         if self.era is Era.STATELESS:
-            meta = self._meta(self.protocol_version)
-            user_meta = params.get("_meta")
-            if isinstance(user_meta, dict):
-                meta.update(user_meta)
+            meta = {**self._meta(self.protocol_version), **meta}
+        request_id = peer.next_id()
+        progress = _Progress(on_progress)
+        if on_progress is not None:
+            meta["progressToken"] = request_id
+            self._progress[request_id] = progress
+        if meta:
             params["_meta"] = meta
         try:
-            result = await self._peer.request(method, params, timeout=timeout or self.timeout)
+            future = await peer.send_request(request_id, method, params)
+            result = await self._await(
+                peer, request_id, future, progress, timeout or self.timeout, max_timeout
+            )
         except ConnectionClosed as exc:
             raise self._closed_error() from exc
+        finally:
+            self._progress.pop(request_id, None)
         if isinstance(result, dict) and self.era is Era.STATELESS:
             # "clients MUST treat an absent resultType as complete"; unknown ones are invalid.
             kind = result.get("resultType", "complete")
@@ -271,9 +330,32 @@ class Client:
                 raise MCPError(f"unsupported resultType {kind!r} in the answer to {method}")
         return result
 
-    async def list_tools(self) -> list[Tool]:
-        """Every tool the server offers, following ``nextCursor`` across pages."""
-        return [msgspec.convert(t, Tool) for t in await self._list_all("tools/list", "tools")]
+    async def _await(
+        self,
+        peer: Peer,
+        request_id: int,
+        future: asyncio.Future[Any],
+        progress: _Progress,
+        timeout: float | None,
+        max_timeout: float | None,
+    ) -> Any:
+        if timeout is None:
+            return await peer.wait(request_id, future, None)
+        loop = asyncio.get_running_loop()
+        hard_stop = loop.time() + (max_timeout or self.max_timeout or float("inf"))
+        try:
+            while True:
+                deadline = min(progress.last_seen(loop) + timeout, hard_stop)
+                remaining = deadline - loop.time()
+                if remaining <= 0:
+                    await peer.cancel(request_id, "request timed out")
+                    raise RequestTimeout(f"no answer to request {request_id} within {timeout:g} s")
+                done, _ = await asyncio.wait({future}, timeout=remaining)
+                if done:
+                    return future.result()
+        except asyncio.CancelledError:
+            await peer.cancel(request_id, "request cancelled by the caller")
+            raise
 
     async def _list_all(self, method: str, key: str) -> list[Any]:
         items: list[Any] = []
@@ -287,13 +369,81 @@ class Client:
                 return items
         raise MCPError(f"{method}: the server returned more than {_MAX_PAGES} pages")
 
-    async def call_tool(self, name: str, arguments: dict[str, Any] | None = None) -> CallToolResult:
+    # -- tools, resources, prompts, completion -----------------------------------------------------
+
+    async def list_tools(self) -> list[Tool]:
+        """Every tool the server offers, following ``nextCursor`` across pages."""
+        return [msgspec.convert(t, Tool) for t in await self._list_all("tools/list", "tools")]
+
+    async def call_tool(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> CallToolResult:
         """Call a tool. A tool that failed returns ``is_error=True``; protocol errors raise ``RPCError``."""
         params: dict[str, Any] = {"name": name}
         if arguments is not None:
             params["arguments"] = arguments
-        result = await self.request("tools/call", params)
+        result = await self.request("tools/call", params, timeout=timeout, on_progress=on_progress)
         return msgspec.convert(result, CallToolResult)
+
+    async def list_resources(self) -> list[Resource]:
+        """Every fixed resource, across pages."""
+        return [msgspec.convert(r, Resource) for r in await self._list_all("resources/list", "resources")]
+
+    async def list_resource_templates(self) -> list[ResourceTemplate]:
+        """Every resource template, across pages."""
+        found = await self._list_all("resources/templates/list", "resourceTemplates")
+        return [msgspec.convert(t, ResourceTemplate) for t in found]
+
+    async def read_resource(self, uri: str) -> ReadResourceResult:
+        """Read a resource. A missing one raises ``ResourceNotFound`` (-32002) or ``InvalidParams`` (-32602)."""
+        return msgspec.convert(await self.request("resources/read", {"uri": uri}), ReadResourceResult)
+
+    async def list_prompts(self) -> list[Prompt]:
+        """Every prompt, across pages."""
+        return [msgspec.convert(p, Prompt) for p in await self._list_all("prompts/list", "prompts")]
+
+    async def get_prompt(self, name: str, arguments: dict[str, str] | None = None) -> GetPromptResult:
+        """Fill in a prompt. Prompt arguments are strings."""
+        params: dict[str, Any] = {"name": name}
+        if arguments is not None:
+            params["arguments"] = arguments
+        return msgspec.convert(await self.request("prompts/get", params), GetPromptResult)
+
+    async def complete(
+        self,
+        ref: dict[str, str],
+        argument: str,
+        value: str,
+        context: dict[str, str] | None = None,
+    ) -> Completion:
+        """Suggestions for an argument: ``ref`` is ``{"type": "ref/prompt", "name": ...}`` or
+        ``{"type": "ref/resource", "uri": ...}``; ``context`` holds arguments already chosen."""
+        params: dict[str, Any] = {"ref": ref, "argument": {"name": argument, "value": value}}
+        if context:
+            params["context"] = {"arguments": context}
+        result = await self.request("completion/complete", params)
+        return msgspec.convert(result.get("completion", {}), Completion)
+
+    async def subscribe_resource(self, uri: str) -> None:
+        """``resources/subscribe`` (handshake era). In 2026-07-28 use :meth:`listen`."""
+        await self.request("resources/subscribe", {"uri": uri})
+
+    async def unsubscribe_resource(self, uri: str) -> None:
+        """``resources/unsubscribe`` (handshake era)."""
+        await self.request("resources/unsubscribe", {"uri": uri})
+
+    async def set_logging_level(self, level: str) -> None:
+        """Ask for log messages at *level* and above: ``logging/setLevel`` in the handshake era, the
+        ``io.modelcontextprotocol/logLevel`` request ``_meta`` key from 2026-07-28 on."""
+        if self.era is Era.STATELESS:
+            self.log_level = level
+        else:
+            await self.request("logging/setLevel", {"level": level})
 
     async def ping(self) -> None:
         """Check the server answers (handshake era; 2026-07-28 has no ``ping``, so discover is used)."""
@@ -302,7 +452,7 @@ class Client:
         else:
             await self.request("ping")
 
-    # -- what the server asks of us ----------------------------------------------------------------
+    # -- what the server sends us ------------------------------------------------------------------
 
     async def _on_request(self, request: Request) -> Any:
         if request.method == "ping":
@@ -310,9 +460,53 @@ class Client:
         raise MethodNotFound(f"Method not found: {request.method}")
 
     async def _on_notification(self, notification: Notification) -> None:
-        if notification.method == "notifications/message":
-            params = notification.params if isinstance(notification.params, dict) else {}
-            print(f"[server {params.get('level', 'info')}] {params.get('data')}", file=sys.stderr)
+        params = notification.params if isinstance(notification.params, dict) else {}
+        method = notification.method
+        if method == "notifications/progress":
+            progress = self._progress.get(params.get("progressToken"))
+            if progress is not None:
+                await progress.update(params)
+            return
+        if method == "notifications/message":
+            await self.on_log(params)
+        if self.on_notification is not None:
+            await self.on_notification(method, params)
+
+    async def _default_log(self, params: dict[str, Any]) -> None:
+        level = _PY_LEVELS.get(str(params.get("level")), logging.INFO)
+        server_logger.log(level, "%s", params.get("data"), extra={"mcp_logger": params.get("logger")})
+
+
+_PY_LEVELS: Final = {
+    "debug": logging.DEBUG,
+    "info": logging.INFO,
+    "notice": logging.INFO,
+    "warning": logging.WARNING,
+    "error": logging.ERROR,
+    "critical": logging.CRITICAL,
+    "alert": logging.CRITICAL,
+    "emergency": logging.CRITICAL,
+}
+
+
+class _Progress:
+    """The progress of one request: when it was last heard of, and whom to tell."""
+
+    __slots__ = ("_callback", "_seen")
+
+    def __init__(self, callback: ProgressCallback | None) -> None:
+        self._callback = callback
+        self._seen: float | None = None
+
+    def last_seen(self, loop: asyncio.AbstractEventLoop) -> float:
+        if self._seen is None:
+            self._seen = loop.time()
+        return self._seen
+
+    async def update(self, params: dict[str, Any]) -> None:
+        self._seen = asyncio.get_running_loop().time()
+        if self._callback is not None:
+            await self._callback(params.get("progress", 0), params.get("total"), params.get("message"))
 
 
 def _server_info_from(result: dict[str, Any]) -> Any:

@@ -33,12 +33,26 @@ from typing import Any, Final, TypedDict, TypeVar, Unpack, overload
 
 import msgspec
 
-from ._compat import shape_call_result, shape_tool
+from ._compat import shape_call_result, shape_listed, shape_prompt_result, shape_tool
+from ._connection import META_SUBSCRIPTION_ID, Scope
 from ._errors import InvalidParams, RPCError, ToolError
+from ._prompts import PromptRegistry, to_messages
+from ._resources import ResourceRegistry, to_contents
 from ._signature import ArgumentError, ToolSignature, inspect_function
 from .context import Context
-from .lowlevel import LowLevelServer
-from .types import CONTENT_TYPES, CallToolResult, Icon, Tool, ToolAnnotations
+from .lowlevel import Listener, LowLevelServer
+from .types import (
+    CONTENT_TYPES,
+    Annotations,
+    CallToolResult,
+    Completion,
+    Icon,
+    Prompt,
+    Resource,
+    ResourceTemplate,
+    Tool,
+    ToolAnnotations,
+)
 
 __all__ = ["Server", "ToolOptions"]
 
@@ -86,9 +100,44 @@ class Server(LowLevelServer):
         if page_size is not None and page_size < 1:
             raise ValueError("page_size must be at least 1")
         self.page_size = page_size
+        self._background: set[asyncio.Task[None]] = set()
+        self._closing: asyncio.Event | None = None  # set to end every listen stream
         self._tools: dict[str, _RegisteredTool] = {}
+        self._resources = ResourceRegistry()
+        self._prompts = PromptRegistry()
+        self._completers: dict[tuple[str, str, str], Callable[..., Any]] = {}
         self.set_handler("tools/list", self._list_tools)
         self.set_handler("tools/call", self._call_tool)
+        self.set_handler("subscriptions/listen", self._listen)
+
+    @property
+    def list_changed_kinds(self) -> frozenset[str]:  # type: ignore[override]
+        # A list that can change at run time is announced: tools always; the others once used.
+        kinds = {"tools"}
+        if "prompts/list" in self._handlers:
+            kinds.add("prompts")
+        if "resources/list" in self._handlers:
+            kinds.add("resources")
+        return frozenset(kinds)
+
+    def capabilities(self, scope: Scope) -> dict[str, Any]:
+        caps = super().capabilities(scope)
+        for kind in self.list_changed_kinds:
+            caps[kind] = {**caps.get(kind, {}), "listChanged": True}
+        if "resources" in caps and scope.has("resource_subscribe"):
+            caps["resources"]["subscribe"] = True
+        return caps
+
+    def _changed(self, kind: str) -> None:
+        """Announce a change of a list, if a client could be listening (i.e. we are serving)."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return  # registration before serving: nobody to tell
+        if self.listeners:
+            task = loop.create_task(self.notify_list_changed(kind))
+            self._background.add(task)
+            task.add_done_callback(self._background.discard)
 
     # -- tools -------------------------------------------------------------------------------------
 
@@ -150,11 +199,13 @@ class Server(LowLevelServer):
         self._tools[tool_name] = _RegisteredTool(fn, signature, msgspec.to_builtins(definition))
         if not use_output:
             self._tools[tool_name].signature = _without_output(signature)
+        self._changed("tools")
         return definition
 
     def remove_tool(self, name: str) -> None:
         """Unregister a tool. Raises ``KeyError`` if there is none of that name."""
         del self._tools[name]
+        self._changed("tools")
 
     @property
     def tools(self) -> list[Tool]:
@@ -190,16 +241,8 @@ class Server(LowLevelServer):
             kwargs = signature.bind(arguments)
         except ArgumentError as exc:
             return _error_result(str(exc))
-        for param in signature.skipped:
-            kwargs[param] = ctx
         try:
-            if signature.is_async:
-                value = await tool.fn(**kwargs)
-            else:
-                # Sync tools run in a worker thread so that they never block the event loop.
-                value = await asyncio.get_running_loop().run_in_executor(
-                    None, functools.partial(tool.fn, **kwargs)
-                )
+            value = await _invoke(tool.fn, signature, kwargs, ctx)
         except ToolError as exc:
             return _error_result(str(exc))
         except (RPCError, asyncio.CancelledError):
@@ -207,6 +250,258 @@ class Server(LowLevelServer):
         except Exception as exc:
             return _error_result(f"Error executing tool {name}: {type(exc).__name__}: {exc}")
         return _to_call_result(value, signature)
+
+    # -- resources ---------------------------------------------------------------------------------
+
+    def resource(
+        self,
+        uri: str,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+        size: int | None = None,
+        annotations: Annotations | None = None,
+        icons: list[Icon] | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> Callable[[F], F]:
+        """Register a function that reads the resource *uri*, a plain URI or an RFC 6570 template.
+
+        For a template (``notes://{id}``) the function's parameters are its variables.
+        """
+
+        def register(fn: F) -> F:
+            self.add_resource(
+                fn, uri, name=name, title=title, description=description, mime_type=mime_type,
+                size=size, annotations=annotations, icons=icons, meta=meta,
+            )  # fmt: skip
+            return fn
+
+        return register
+
+    def add_resource(self, fn: Callable[..., Any], uri: str, **options: Any) -> Resource | ResourceTemplate:
+        """Register *fn* as the reader of *uri* (see :meth:`resource` for the options)."""
+        options.setdefault("name", None)
+        for key in ("title", "description", "mime_type", "size", "annotations", "icons", "meta"):
+            options.setdefault(key, None)
+        definition = self._resources.add(fn, uri, skip_types=(Context,), **options)
+        if "resources/list" not in self._handlers:
+            self.set_handler("resources/list", self._list_resources)
+            self.set_handler("resources/templates/list", self._list_templates)
+            self.set_handler("resources/read", self._read_resource)
+            self.set_handler("resources/subscribe", self._subscribe)
+            self.set_handler("resources/unsubscribe", self._unsubscribe)
+        self._changed("resources")
+        return definition
+
+    def remove_resource(self, uri: str) -> None:
+        """Unregister a resource or resource template. Raises ``KeyError``."""
+        self._resources.remove(uri)
+        self._changed("resources")
+
+    async def resource_updated(self, uri: str) -> None:
+        """Tell subscribers that the resource at *uri* changed (``notifications/resources/updated``)."""
+        await self.notify_resource_updated(uri)
+
+    async def _list_resources(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
+        readers = self._resources.fixed
+        page, cursor = _paginate(list(readers), params.get("cursor"), self.page_size)
+        return _page("resources", [shape_listed(readers[u].wire, ctx.scope) for u in page], cursor)
+
+    async def _list_templates(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
+        readers = self._resources.templates
+        page, cursor = _paginate(list(readers), params.get("cursor"), self.page_size)
+        return _page("resourceTemplates", [shape_listed(readers[u].wire, ctx.scope) for u in page], cursor)
+
+    async def _read_resource(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
+        uri = params.get("uri")
+        if not isinstance(uri, str):
+            raise InvalidParams("resources/read requires params.uri (a string)")
+        reader, kwargs = self._resources.find(uri)
+        value = await _invoke(reader.fn, reader.signature, kwargs, ctx)
+        return {"contents": to_contents(value, uri, reader.mime_type)}
+
+    async def _subscribe(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
+        listener = self._listener_for(params, ctx)
+        listener.uris.add(params["uri"])
+        return {}
+
+    async def _unsubscribe(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
+        self._listener_for(params, ctx).uris.discard(params["uri"])
+        return {}
+
+    def _listener_for(self, params: dict[str, Any], ctx: Context) -> Listener:
+        if not isinstance(params.get("uri"), str):
+            raise InvalidParams("params.uri (a string) is required")
+        listener = self.session_listener(ctx.connection) if ctx.connection is not None else None
+        if listener is None:
+            raise InvalidParams("resource subscriptions need an initialized session")
+        return listener
+
+    # -- prompts -----------------------------------------------------------------------------------
+
+    def prompt(
+        self,
+        fn: F | None = None,
+        /,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        icons: list[Icon] | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> Any:
+        """Register a prompt: ``@server.prompt`` or ``@server.prompt(name=..., title=...)``."""
+
+        def register(fn: F) -> F:
+            self.add_prompt(fn, name=name, title=title, description=description, icons=icons, meta=meta)
+            return fn
+
+        return register(fn) if fn is not None else register
+
+    def add_prompt(self, fn: Callable[..., Any], **options: Any) -> Prompt:
+        """Register *fn* as a prompt (see :meth:`prompt` for the options)."""
+        for key in ("name", "title", "description", "icons", "meta"):
+            options.setdefault(key, None)
+        definition = self._prompts.add(fn, skip_types=(Context,), **options)
+        if "prompts/list" not in self._handlers:
+            self.set_handler("prompts/list", self._list_prompts)
+            self.set_handler("prompts/get", self._get_prompt)
+        self._changed("prompts")
+        return definition
+
+    def remove_prompt(self, name: str) -> None:
+        """Unregister a prompt. Raises ``KeyError``."""
+        del self._prompts.prompts[name]
+        self._changed("prompts")
+
+    async def _list_prompts(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
+        prompts = self._prompts.prompts
+        page, cursor = _paginate(list(prompts), params.get("cursor"), self.page_size)
+        return _page("prompts", [shape_listed(prompts[n].wire, ctx.scope) for n in page], cursor)
+
+    async def _get_prompt(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
+        prompt, kwargs = self._prompts.find(params.get("name"), params.get("arguments"))
+        value = await _invoke(prompt.fn, prompt.signature, kwargs, ctx)
+        result = to_messages(value)
+        description = prompt.wire.get("description")
+        if description is not None:
+            result.setdefault("description", description)
+        return shape_prompt_result(result, ctx.scope)
+
+    # -- completion --------------------------------------------------------------------------------
+
+    def completion(
+        self, *, argument: str, prompt: str | None = None, resource: str | None = None
+    ) -> Callable[[F], F]:
+        """Register ``fn(value, arguments) -> list[str]`` suggesting values for an argument.
+
+        Name either a *prompt* or a *resource* template, and the *argument* (or template variable).
+        ``arguments`` holds the values the client has already filled in (``context.arguments``).
+        """
+        if (prompt is None) == (resource is None):
+            raise ValueError("name exactly one of prompt= or resource=")
+        key = (
+            ("ref/prompt", prompt, argument)
+            if prompt is not None
+            else ("ref/resource", str(resource), argument)
+        )
+
+        def register(fn: F) -> F:
+            self._completers[key] = fn
+            self.set_handler("completion/complete", self._complete)
+            return fn
+
+        return register
+
+    async def _complete(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
+        ref, argument = params.get("ref"), params.get("argument")
+        if (
+            not isinstance(ref, dict)
+            or not isinstance(argument, dict)
+            or not isinstance(argument.get("name"), str)
+        ):
+            raise InvalidParams("completion/complete requires params.ref and params.argument.name")
+        kind = ref.get("type")
+        target = ref.get("name") if kind == "ref/prompt" else ref.get("uri")
+        if kind == "ref/prompt" and target not in self._prompts.prompts:
+            raise InvalidParams(f"Unknown prompt: {target}")
+        if (
+            kind == "ref/resource"
+            and target not in self._resources.templates
+            and target not in self._resources.fixed
+        ):
+            raise InvalidParams(f"Unknown resource template: {target}")
+        if kind not in ("ref/prompt", "ref/resource"):
+            raise InvalidParams(f"unknown reference type {kind!r}")
+        completer = self._completers.get((kind, target, argument["name"]))  # type: ignore[arg-type]
+        if completer is None:
+            return {"completion": {"values": [], "hasMore": False}}
+        context = params.get("context")
+        known = context.get("arguments", {}) if isinstance(context, dict) else {}
+        value = argument.get("value", "")
+        if asyncio.iscoroutinefunction(completer):
+            found = await completer(value, known)
+        else:
+            found = completer(value, known)
+        if isinstance(found, Completion):
+            return {"completion": msgspec.to_builtins(found)}
+        values = [str(v) for v in found]
+        # "The server MUST NOT return more than 100 items": the rest is counted, not sent.
+        return {"completion": {"values": values[:100], "total": len(values), "hasMore": len(values) > 100}}
+
+    # -- subscriptions/listen (2026-07-28) ---------------------------------------------------------
+
+    async def _listen(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
+        wanted = params.get("notifications")
+        if not isinstance(wanted, dict):
+            raise InvalidParams("subscriptions/listen requires params.notifications (an object)")
+        agreed: dict[str, Any] = {}
+        kinds: set[str] = set()
+        for kind, flag in (
+            ("tools", "toolsListChanged"),
+            ("prompts", "promptsListChanged"),
+            ("resources", "resourcesListChanged"),
+        ):
+            if wanted.get(flag) is True and kind in self.list_changed_kinds:
+                agreed[flag] = True
+                kinds.add(kind)
+        uris = wanted.get("resourceSubscriptions")
+        subscribed: set[str] = set()
+        if isinstance(uris, list) and "resources/read" in self._handlers:
+            subscribed = {u for u in uris if isinstance(u, str)}
+            agreed["resourceSubscriptions"] = sorted(subscribed)
+        listener = Listener(ctx.peer, kinds=kinds, uris=subscribed, subscription_id=ctx.request_id)
+        # "The server MUST send notifications/subscriptions/acknowledged as the first message".
+        await listener.send("notifications/subscriptions/acknowledged", {"notifications": agreed})
+        self.listeners.add(listener)
+        if self._closing is None:
+            self._closing = asyncio.Event()
+        try:
+            await self._closing.wait()
+        finally:
+            self.listeners.discard(listener)
+        # The server ends the subscription: a graceful close is a result carrying the id.
+        return {"_meta": {META_SUBSCRIPTION_ID: ctx.request_id}}
+
+    async def close_subscriptions(self) -> None:
+        """End every ``subscriptions/listen`` stream gracefully (e.g. before shutting down)."""
+        if self._closing is not None:
+            self._closing.set()
+            self._closing = None
+
+
+async def _invoke(
+    fn: Callable[..., Any], signature: ToolSignature, kwargs: dict[str, Any], ctx: Context
+) -> Any:
+    """Call a user function with its bound arguments and its context parameters filled in."""
+    for param in signature.skipped:
+        kwargs[param] = ctx
+    if signature.is_async:
+        return await fn(**kwargs)
+    # Sync functions run in a worker thread so that they never block the event loop.
+    return await asyncio.get_running_loop().run_in_executor(None, functools.partial(fn, **kwargs))
 
 
 def _without_output(signature: ToolSignature) -> ToolSignature:
@@ -251,6 +546,13 @@ def _to_content(value: Any) -> list[dict[str, Any]]:
     if isinstance(value, bytes):
         return [{"type": "text", "text": base64.b64encode(value).decode()}]
     return [{"type": "text", "text": _json_encode(msgspec.to_builtins(value)).decode()}]
+
+
+def _page(key: str, items: list[dict[str, Any]], cursor: str | None) -> dict[str, Any]:
+    result: dict[str, Any] = {key: items}
+    if cursor is not None:
+        result["nextCursor"] = cursor
+    return result
 
 
 def _paginate(items: list[str], cursor: Any, page_size: int | None) -> tuple[list[str], str | None]:

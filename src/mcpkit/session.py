@@ -146,6 +146,10 @@ class Peer:
         finally:
             self._waiting.pop(request_id, None)
 
+    async def cancel(self, request_id: jsonrpc.RequestId, reason: str) -> None:
+        """Stop waiting for *request_id* and tell the peer to stop working on it."""
+        await self._cancel_remote(request_id, reason)
+
     async def _cancel_remote(self, request_id: jsonrpc.RequestId, reason: str) -> None:
         self._waiting.pop(request_id, None)
         if self._closed is None:

@@ -262,4 +262,3 @@ class Completion(Wire, frozen=True):
     values: list[str]
     total: int | UnsetType = UNSET
     has_more: bool | UnsetType = UNSET
-
