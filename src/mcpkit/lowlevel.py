@@ -233,8 +233,9 @@ class LowLevelServer:
         """The server capabilities, as the revision of *scope* spells them."""
         caps: dict[str, Any] = {}
         for method, capability in _METHOD_CAPABILITY.items():
+            # completion/complete exists from 2024-11-05, its capability only from 2025-03-26.
             if method in self._handlers and (
-                method not in _METHOD_FEATURE or scope.has(_METHOD_FEATURE[method])
+                capability != "completions" or scope.has("completions_capability")
             ):
                 caps.setdefault(capability, {})
         caps["logging"] = {}
