@@ -31,6 +31,7 @@ from ._connection import (
     META_LOG_LEVEL,
     META_PROTOCOL_VERSION,
     META_SERVER_INFO,
+    META_SUBSCRIPTION_ID,
 )
 from ._errors import (
     ConnectionClosed,
@@ -63,7 +64,7 @@ from .types import (
     Tool,
 )
 
-__all__ = ["Client"]
+__all__ = ["Client", "Subscription"]
 
 server_logger = logging.getLogger("mcpkit.server_log")
 
@@ -125,6 +126,7 @@ class Client:
         #: Stateless era: the ``io.modelcontextprotocol/logLevel`` sent with every request.
         self.log_level: str | None = None
         self._progress: dict[Any, _Progress] = {}
+        self._subscriptions: dict[Any, Subscription] = {}
         self._env = env
         self._cwd = cwd
         self._transport: Transport | None = None
@@ -445,6 +447,44 @@ class Client:
         else:
             await self.request("logging/setLevel", {"level": level})
 
+    async def listen(
+        self,
+        *,
+        tools: bool = False,
+        prompts: bool = False,
+        resources: bool = False,
+        uris: Sequence[str] = (),
+    ) -> Subscription:
+        """Ask to be told about changes; iterate the returned :class:`Subscription` for them.
+
+        In 2026-07-28 this is one ``subscriptions/listen`` request; in the handshake era list changes
+        arrive unasked and ``resources/subscribe`` is sent for each of *uris*. Either way the
+        subscription yields ``(method, params)`` pairs and ends with ``close()``.
+        """
+        peer = self._peer
+        if peer is None:
+            raise MCPError("not connected")
+        kinds = {
+            k for k, wanted in (("tools", tools), ("prompts", prompts), ("resources", resources)) if wanted
+        }
+        subscription = Subscription(self, kinds, set(uris))
+        if self.era is Era.HANDSHAKE:
+            for uri in uris:
+                await self.subscribe_resource(uri)
+            subscription.acknowledged = {"kinds": sorted(kinds), "uris": list(uris)}
+            self._subscriptions[None] = subscription
+            return subscription
+        wanted: dict[str, Any] = {f"{k}ListChanged": True for k in sorted(kinds)}
+        if uris:
+            wanted["resourceSubscriptions"] = list(uris)
+        request_id = peer.next_id()
+        self._subscriptions[request_id] = subscription
+        params = {"notifications": wanted, "_meta": self._meta(self.protocol_version)}
+        subscription.request_id = request_id
+        subscription.answer = await peer.send_request(request_id, "subscriptions/listen", params)
+        await subscription.wait_acknowledged(self.timeout)
+        return subscription
+
     async def ping(self) -> None:
         """Check the server answers (handshake era; 2026-07-28 has no ``ping``, so discover is used)."""
         if self.era is Era.STATELESS:
@@ -462,6 +502,15 @@ class Client:
     async def _on_notification(self, notification: Notification) -> None:
         params = notification.params if isinstance(notification.params, dict) else {}
         method = notification.method
+        meta = params.get("_meta")
+        if isinstance(meta, dict) and META_SUBSCRIPTION_ID in meta:
+            subscription = self._subscriptions.get(meta[META_SUBSCRIPTION_ID])
+            if subscription is not None:
+                subscription.deliver(method, params)
+            return
+        legacy = self._subscriptions.get(None)
+        if legacy is not None and legacy.wants(method, params):
+            legacy.deliver(method, params)
         if method == "notifications/progress":
             progress = self._progress.get(params.get("progressToken"))
             if progress is not None:
@@ -487,6 +536,79 @@ _PY_LEVELS: Final = {
     "alert": logging.CRITICAL,
     "emergency": logging.CRITICAL,
 }
+
+
+class Subscription:
+    """Changes the server tells us about; see :meth:`Client.listen`.
+
+    ``async for method, params in subscription`` until :meth:`close`; ``acknowledged`` holds what
+    the server agreed to send.
+    """
+
+    def __init__(self, client: Client, kinds: set[str], uris: set[str]) -> None:
+        self._client = client
+        self._kinds = kinds
+        self._uris = uris
+        self._queue: asyncio.Queue[tuple[str, dict[str, Any]] | None] = asyncio.Queue()
+        self._acknowledged = asyncio.Event()
+        self.acknowledged: dict[str, Any] | None = None
+        self.request_id: int | None = None
+        self.answer: asyncio.Future[Any] | None = None
+
+    def wants(self, method: str, params: dict[str, Any]) -> bool:
+        if method == "notifications/resources/updated":
+            return params.get("uri") in self._uris
+        kind = method.removeprefix("notifications/").removesuffix("/list_changed")
+        return method.endswith("/list_changed") and kind in self._kinds
+
+    def deliver(self, method: str, params: dict[str, Any]) -> None:
+        if method == "notifications/subscriptions/acknowledged":
+            notifications = params.get("notifications")
+            self.acknowledged = notifications if isinstance(notifications, dict) else {}
+            self._acknowledged.set()
+            return
+        self._queue.put_nowait((method, params))
+
+    async def wait_acknowledged(self, timeout: float | None) -> None:
+        assert self.answer is not None
+        waiter = asyncio.ensure_future(self._acknowledged.wait())
+        done, _ = await asyncio.wait(
+            {waiter, self.answer}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
+        )
+        waiter.cancel()
+        if self.answer in done:
+            self.answer.result()  # an error answer raises here
+            raise MCPError("the server ended the subscription before acknowledging it")
+        if not done:
+            await self.close()
+            raise RequestTimeout("subscriptions/listen was not acknowledged in time")
+
+    def __aiter__(self) -> Subscription:
+        return self
+
+    async def __anext__(self) -> tuple[str, dict[str, Any]]:
+        getter = asyncio.ensure_future(self._queue.get())
+        waiting: set[asyncio.Future[Any]] = {getter}
+        if self.answer is not None:
+            waiting.add(self.answer)  # a graceful close by the server ends the iteration
+        done, _ = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+        if getter in done:
+            item = getter.result()
+            if item is not None:
+                return item
+        getter.cancel()
+        raise StopAsyncIteration
+
+    async def close(self) -> None:
+        """End the subscription (``notifications/cancelled`` for a listen request)."""
+        self._client._subscriptions.pop(self.request_id, None)
+        if self.request_id is not None and self._client._peer is not None:
+            await self._client._peer.cancel(self.request_id, "subscription closed")
+        elif self._client.era is Era.HANDSHAKE:
+            for uri in self._uris:
+                with contextlib.suppress(MCPError):
+                    await self._client.unsubscribe_resource(uri)
+        self._queue.put_nowait(None)
 
 
 class _Progress:

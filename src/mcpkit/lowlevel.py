@@ -148,6 +148,8 @@ class LowLevelServer:
         self.extra_capabilities: dict[str, Any] = {}
         self._info_cache: dict[str, dict[str, Any]] = {}
         self.listeners: set[Listener] = set()
+        #: The event loop serving this server (set by :meth:`serve`), for work from other threads.
+        self.loop: asyncio.AbstractEventLoop | None = None
         self._session_listeners: dict[ServerConnection, Listener] = {}
 
     # -- registration ------------------------------------------------------------------------------
@@ -264,6 +266,7 @@ class LowLevelServer:
     async def serve(self, transport: Transport, *, drain_seconds: float = _DEFAULT_DRAIN_SECONDS) -> None:
         """Serve one connection until the peer closes it."""
         conn = ServerConnection()
+        self.loop = asyncio.get_running_loop()
         peer: Peer
 
         def on_request(request: jsonrpc.Request) -> Awaitable[Any]:

@@ -129,15 +129,24 @@ class Server(LowLevelServer):
         return caps
 
     def _changed(self, kind: str) -> None:
-        """Announce a change of a list, if a client could be listening (i.e. we are serving)."""
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            return  # registration before serving: nobody to tell
-        if self.listeners:
+        """Announce a change of a list to whoever listens. Safe from sync tools' worker threads."""
+        loop = self.loop
+        if loop is None or not self.listeners:
+            return  # not serving yet, or nobody to tell
+
+        def announce() -> None:
             task = loop.create_task(self.notify_list_changed(kind))
             self._background.add(task)
             task.add_done_callback(self._background.discard)
+
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is loop:
+            announce()
+        else:
+            loop.call_soon_threadsafe(announce)
 
     # -- tools -------------------------------------------------------------------------------------
 
