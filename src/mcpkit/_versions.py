@@ -90,6 +90,8 @@ FEATURES: Final[dict[str, tuple[str, str | None]]] = {
     "progress_message": ("2025-03-26", None),
     "resource_subscribe": ("2024-11-05", "2026-07-28"),
     "elicitation": ("2025-06-18", None),
+    "elicitation_url": ("2025-11-25", None),
+    "sampling_tools": ("2025-11-25", None),
     "tasks": ("2025-11-25", "2026-07-28"),
     "caching": ("2026-07-28", None),
 }

@@ -61,6 +61,7 @@ from .types import (
     ReadResourceResult,
     Resource,
     ResourceTemplate,
+    Root,
     Tool,
 )
 
@@ -71,6 +72,7 @@ server_logger = logging.getLogger("mcpkit.server_log")
 ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None]]
 NotificationCallback = Callable[[str, dict[str, Any]], Awaitable[None]]
 LogCallback = Callable[[dict[str, Any]], Awaitable[None]]
+RequestCallback = Callable[[dict[str, Any]], Awaitable[Any]]
 
 _DEFAULT_INFO: Final = Implementation(name="mcpkit", version="0.1.0")
 _MAX_PAGES: Final = 10_000  # a server whose cursors never end must not hang the client
@@ -92,6 +94,10 @@ class Client:
         on_notification: ``async fn(method, params)`` for server notifications (list changes,
             resource updates, log messages).
         on_log: ``async fn(params)`` for log messages (default: Python logging).
+        sampling, elicitation: ``async fn(params) -> result`` answering the server's
+            ``sampling/createMessage`` and ``elicitation/create`` (declares the capability).
+        roots: the roots to offer (``roots/list``), or ``async fn() -> roots``.
+        max_input_rounds: how many ``input_required`` rounds one request may take (2026-07-28).
         env, cwd: for the spawned process.
     """
 
@@ -107,6 +113,10 @@ class Client:
         probe_timeout: float = 5.0,
         on_notification: NotificationCallback | None = None,
         on_log: LogCallback | None = None,
+        sampling: RequestCallback | None = None,
+        elicitation: RequestCallback | None = None,
+        roots: Sequence[Root] | Callable[[], Awaitable[Sequence[Root]]] | None = None,
+        max_input_rounds: int = 10,
         env: dict[str, str] | None = None,
         cwd: str | None = None,
     ) -> None:
@@ -115,7 +125,16 @@ class Client:
         self._target = target
         self._forced = protocol_version
         self.client_info = client_info
-        self.capabilities: dict[str, Any] = capabilities or {}
+        #: ``async fn(params) -> CreateMessageResult | dict`` answering ``sampling/createMessage``.
+        self.sampling = sampling
+        #: ``async fn(params) -> ElicitResult | dict`` answering ``elicitation/create``.
+        self.elicitation = elicitation
+        #: The roots to list, or ``async fn() -> roots``.
+        self.roots = roots
+        self.max_input_rounds = max_input_rounds
+        self.capabilities: dict[str, Any] = (
+            capabilities if capabilities is not None else self._implied_capabilities()
+        )
         self.timeout = timeout
         self.max_timeout = max_timeout
         self.probe_timeout = probe_timeout
@@ -138,6 +157,17 @@ class Client:
         self.server_capabilities: dict[str, Any] = {}
         self.instructions: str | None = None
         self.supported_versions: list[str] = []
+
+    def _implied_capabilities(self) -> dict[str, Any]:
+        # The capabilities that the callbacks given make true.
+        caps: dict[str, Any] = {}
+        if self.sampling is not None:
+            caps["sampling"] = {"tools": {}}
+        if self.elicitation is not None:
+            caps["elicitation"] = {"form": {}, "url": {}}
+        if self.roots is not None:
+            caps["roots"] = {"listChanged": True}
+        return caps
 
     @property
     def era(self) -> Era:
@@ -288,7 +318,9 @@ class Client:
     ) -> Any:
         """Send any request and return its raw result (a dict).
 
-        In the stateless era the per-request ``_meta`` is added, and ``resultType`` is checked.
+        In the stateless era the per-request ``_meta`` is added, and an ``input_required`` result is
+        answered through the callbacks and retried (a new id each round, ``requestState`` echoed
+        verbatim) until the result is complete.
 
         Args:
             timeout: seconds of silence before giving up (default: the client's ``timeout``).
@@ -302,10 +334,36 @@ class Client:
             RequestTimeout: no answer in time (``notifications/cancelled`` is sent).
             ConnectionClosed: the server went away (its exit status is in the message).
         """
+        params = dict(params or {})
+        for _ in range(self.max_input_rounds):
+            result = await self._request_once(method, params, timeout, max_timeout, on_progress)
+            if not isinstance(result, dict) or result.get("resultType") != "input_required":
+                return result
+            # "the client MUST construct the requested inputs before retrying the original request"
+            requests = result.get("inputRequests")
+            responses = {}
+            if isinstance(requests, dict):
+                for key, asked in requests.items():
+                    responses[key] = await self._answer(asked.get("method"), asked.get("params") or {})
+            params = {k: v for k, v in params.items() if k not in ("inputResponses", "requestState")}
+            if responses:
+                params["inputResponses"] = responses
+            if "requestState" in result:
+                params["requestState"] = result["requestState"]
+        raise MCPError(f"{method}: the server still wanted input after {self.max_input_rounds} rounds")
+
+    async def _request_once(
+        self,
+        method: str,
+        params: dict[str, Any],
+        timeout: float | None,
+        max_timeout: float | None,
+        on_progress: ProgressCallback | None,
+    ) -> Any:
         peer = self._peer
         if peer is None or not self.protocol_version:
             raise MCPError("not connected: use 'async with Client(...)' or await connect()")
-        params = dict(params or {})
+        params = dict(params)
         meta: dict[str, Any] = dict(params.get("_meta") or {})
         if self.era is Era.STATELESS:
             meta = {**self._meta(self.protocol_version), **meta}
@@ -328,7 +386,7 @@ class Client:
         if isinstance(result, dict) and self.era is Era.STATELESS:
             # "clients MUST treat an absent resultType as complete"; unknown ones are invalid.
             kind = result.get("resultType", "complete")
-            if kind != "complete":
+            if kind not in ("complete", "input_required"):
                 raise MCPError(f"unsupported resultType {kind!r} in the answer to {method}")
         return result
 
@@ -497,7 +555,27 @@ class Client:
     async def _on_request(self, request: Request) -> Any:
         if request.method == "ping":
             return {}
-        raise MethodNotFound(f"Method not found: {request.method}")
+        return await self._answer(request.method, request.params if isinstance(request.params, dict) else {})
+
+    async def _answer(self, method: Any, params: dict[str, Any]) -> Any:
+        """What we say to a server's request: in the handshake era a real request, in 2026-07-28 one
+        entry of an ``input_required`` result. The callbacks answer; a missing one is -32601."""
+        callback = {
+            "sampling/createMessage": self.sampling,
+            "elicitation/create": self.elicitation,
+        }.get(method)
+        if method == "roots/list" and self.roots is not None:
+            roots = await self.roots() if callable(self.roots) else self.roots
+            return {"roots": [msgspec.to_builtins(r) if isinstance(r, Root) else r for r in roots]}
+        if callback is None:
+            raise MethodNotFound(f"Method not found: {method} (this client has no callback for it)")
+        answer = await callback(params)
+        return msgspec.to_builtins(answer) if isinstance(answer, msgspec.Struct) else answer
+
+    async def roots_changed(self) -> None:
+        """Tell the server the roots changed (``notifications/roots/list_changed``, handshake era)."""
+        if self._peer is not None and self.era is Era.HANDSHAKE:
+            await self._peer.notify("notifications/roots/list_changed")
 
     async def _on_notification(self, notification: Notification) -> None:
         params = notification.params if isinstance(notification.params, dict) else {}

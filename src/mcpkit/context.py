@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import uuid
 from typing import TYPE_CHECKING, Any, Final
 
+import msgspec
+
 from ._connection import Scope, ServerConnection
+from ._errors import MethodNotFound, MissingClientCapability
 from ._jsonrpc import RequestId
+from ._mrtr import InputRequired
+from .types import CreateMessageResult, ElicitResult, Root
 
 if TYPE_CHECKING:
     from .session import Peer
@@ -27,7 +33,7 @@ class Context:
         meta: the request's ``_meta`` (empty when absent).
     """
 
-    __slots__ = ("_peer", "connection", "meta", "method", "request_id", "scope")
+    __slots__ = ("_asked", "_peer", "answers", "connection", "meta", "method", "request_id", "scope")
 
     def __init__(
         self,
@@ -45,6 +51,9 @@ class Context:
         self.meta = meta
         #: The connection the request came on (None outside a server).
         self.connection = connection
+        #: 2026-07-28: the client's answers to earlier rounds of this request (see ``_mrtr``).
+        self.answers: dict[str, Any] = {}
+        self._asked = 0
 
     @property
     def peer(self) -> Peer:
@@ -107,3 +116,90 @@ class Context:
 
     async def error(self, data: Any) -> None:
         await self.log("error", data)
+
+    # -- asking the client (elicitation, sampling, roots) ------------------------------------------
+
+    def _require(self, capability: str, detail: str | None = None) -> None:
+        declared = self.scope.client_capabilities.get(capability)
+        if not isinstance(declared, dict) or (detail is not None and detail not in declared):
+            required: dict[str, Any] = {capability: {detail: {}} if detail else {}}
+            raise MissingClientCapability.for_capabilities(required)
+
+    async def _ask(self, kind: str, method: str, params: dict[str, Any]) -> Any:
+        if not self.scope.stateless:
+            # Handshake era: a real server-to-client request, answered on the same connection.
+            return await self._peer.request(method, params)
+        # 2026-07-28: answered from an earlier round, or asked for in this one (see _mrtr).
+        self._asked += 1
+        key = f"{kind}_{self._asked}"
+        if key in self.answers:
+            return self.answers[key]
+        raise InputRequired(key, {"method": method, "params": params})
+
+    async def elicit(self, message: str, schema: dict[str, Any] | None = None) -> ElicitResult:
+        """Ask the user to fill in a form (*schema*: a flat JSON Schema object of primitive fields).
+
+        Raises:
+            MissingClientCapability: the client did not declare ``elicitation`` (-32021).
+        """
+        self._require("elicitation")
+        declared = self.scope.client_capabilities["elicitation"]
+        if declared and "form" not in declared:
+            raise MissingClientCapability.for_capabilities({"elicitation": {"form": {}}})
+        params: dict[str, Any] = {
+            "message": message,
+            "requestedSchema": schema or {"type": "object", "properties": {}},
+        }
+        if self.scope.has("elicitation_url"):
+            params["mode"] = "form"
+        return msgspec.convert(await self._ask("elicitation", "elicitation/create", params), ElicitResult)
+
+    async def elicit_url(self, message: str, url: str) -> ElicitResult:
+        """Send the user to *url* (an out-of-band interaction, 2025-11-25 and later)."""
+        if not self.scope.has("elicitation_url"):
+            raise MethodNotFound(f"URL elicitation does not exist in protocol revision {self.scope.version}")
+        self._require("elicitation", "url")
+        params: dict[str, Any] = {"mode": "url", "message": message, "url": url}
+        if not self.scope.stateless:
+            params["elicitationId"] = uuid.uuid4().hex  # 2025-11-25 correlates completion by id
+        return msgspec.convert(await self._ask("elicitation", "elicitation/create", params), ElicitResult)
+
+    async def sample(
+        self,
+        messages: str | list[dict[str, Any]],
+        *,
+        max_tokens: int = 1000,
+        system_prompt: str | None = None,
+        temperature: float | None = None,
+        tools: list[dict[str, Any]] | None = None,
+        tool_choice: dict[str, Any] | None = None,
+        model_preferences: dict[str, Any] | None = None,
+    ) -> CreateMessageResult:
+        """Ask the client's model for a completion (``sampling/createMessage``).
+
+        *messages* is a user prompt, or sampling messages as the spec shapes them. *tools* and
+        *tool_choice* need a client that declared ``sampling.tools`` (2025-11-25 and later).
+        """
+        self._require("sampling")
+        if tools is not None or tool_choice is not None:
+            self._require("sampling", "tools")
+        if isinstance(messages, str):
+            messages = [{"role": "user", "content": {"type": "text", "text": messages}}]
+        params: dict[str, Any] = {"messages": messages, "maxTokens": max_tokens}
+        optional = {
+            "systemPrompt": system_prompt,
+            "temperature": temperature,
+            "tools": tools,
+            "toolChoice": tool_choice,
+            "modelPreferences": model_preferences,
+        }
+        params.update({key: value for key, value in optional.items() if value is not None})
+        return msgspec.convert(
+            await self._ask("sampling", "sampling/createMessage", params), CreateMessageResult
+        )
+
+    async def list_roots(self) -> list[Root]:
+        """The client's roots (``roots/list``)."""
+        self._require("roots")
+        result = await self._ask("roots", "roots/list", {})
+        return [msgspec.convert(root, Root) for root in result.get("roots", [])]

@@ -34,7 +34,8 @@ import msgspec
 
 from . import _jsonrpc as jsonrpc
 from ._connection import META_SERVER_INFO, META_SUBSCRIPTION_ID, Scope, ServerConnection
-from ._errors import ConnectionClosed, InvalidParams, MethodNotFound, ResourceNotFound
+from ._errors import ConnectionClosed, InternalError, InvalidParams, MethodNotFound, ResourceNotFound
+from ._mrtr import MRTR_METHODS, InputRequired, StateSealer, merge_answers
 from ._versions import FEATURES, SUPPORTED_VERSIONS
 from .context import LOG_LEVELS, Context
 from .session import Peer, ready
@@ -116,6 +117,8 @@ class LowLevelServer:
         website_url: a link for people (2025-11-25 and later).
         cache_ttl_ms: the ``ttlMs`` caching hint on cacheable 2026-07-28 results that do not set one
             (0: "immediately stale", the safe default for lists that can change).
+        state_key: the HMAC key sealing ``requestState`` in multi round-trip requests; servers
+            behind a load balancer must share one (default: random per process).
         cache_scope: the ``cacheScope`` hint likewise: ``"private"`` (only within one authorization
             context) unless you know the results are the same for every user.
     """
@@ -131,6 +134,7 @@ class LowLevelServer:
         website_url: str | None = None,
         cache_ttl_ms: int = 0,
         cache_scope: Literal["public", "private"] = "private",
+        state_key: bytes | None = None,
     ) -> None:
         self.info = Implementation(
             name=name,
@@ -140,6 +144,7 @@ class LowLevelServer:
             website_url=website_url if website_url is not None else msgspec.UNSET,
         )
         self.instructions = instructions
+        self.state_sealer = StateSealer(state_key)
         self.cache_ttl_ms = cache_ttl_ms
         self.cache_scope = cache_scope
         self._handlers: dict[str, Handler] = {}
@@ -337,8 +342,20 @@ class LowLevelServer:
                 raise MethodNotFound(f"Method not found: {method}")
             meta = params.get("_meta")
             ctx = Context(peer, request.id, method, scope, meta if isinstance(meta, dict) else {}, conn)
+            multi_round = scope.stateless and method in MRTR_METHODS
+            if multi_round:
+                ctx.answers = merge_answers(self.state_sealer, method, params)
             try:
                 result = await handler(params, ctx)
+            except InputRequired as need:
+                if not multi_round:
+                    raise InternalError(f"{method} cannot ask the client for input") from None
+                # Everything answered so far travels in the sealed state; the new question with it.
+                result = {
+                    "resultType": "input_required",
+                    "inputRequests": {need.key: need.request},
+                    "requestState": self.state_sealer.seal(method, params, ctx.answers, [need.key]),
+                }
             except ResourceNotFound as exc:
                 if scope.stateless:  # 2026-07-28 names a missing resource -32602
                     raise InvalidParams(exc.message, exc.data) from None

@@ -22,6 +22,8 @@ __all__ = [
     "CallToolResult",
     "Completion",
     "ContentBlock",
+    "CreateMessageResult",
+    "ElicitResult",
     "EmbeddedResource",
     "GetPromptResult",
     "Icon",
@@ -35,6 +37,8 @@ __all__ = [
     "ResourceContents",
     "ResourceLink",
     "ResourceTemplate",
+    "Root",
+    "SamplingMessage",
     "TextContent",
     "Tool",
     "ToolAnnotations",
@@ -262,3 +266,35 @@ class Completion(Wire, frozen=True):
     values: list[str]
     total: int | UnsetType = UNSET
     has_more: bool | UnsetType = UNSET
+
+
+class ElicitResult(Wire, frozen=True):
+    """The user's answer to an elicitation: ``accept`` (with ``content``), ``decline`` or ``cancel``."""
+
+    action: Literal["accept", "decline", "cancel"]
+    content: dict[str, Any] | UnsetType = UNSET
+
+
+class SamplingMessage(Wire, frozen=True):
+    """One message of a sampling conversation."""
+
+    role: Role
+    content: Any  # a content block, or a list of them (tool use and tool results, 2025-11-25+)
+
+
+class CreateMessageResult(Wire, frozen=True):
+    """What the client's model said (``sampling/createMessage``)."""
+
+    role: Role
+    content: Any
+    model: str
+    stop_reason: str | UnsetType = UNSET
+    meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
+
+
+class Root(Wire, frozen=True):
+    """A directory or file the client lets the server work in (``roots/list``)."""
+
+    uri: str
+    name: str | UnsetType = UNSET
+    meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
