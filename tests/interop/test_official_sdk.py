@@ -123,3 +123,28 @@ def test_our_client_against_sdk2_server(version: str | None, expected: str) -> N
 
 def test_our_client_falls_back_to_initialize_with_sdk1_server(mcp1_python: Path) -> None:
     run(exercise_sdk_server([str(mcp1_python), str(PEERS / "official_server.py")], None, "2025-11-25"))
+
+
+@pytest.mark.parametrize(("mode", "version"), [("auto", "2026-07-28"), ("legacy", "2025-11-25")])
+def test_sdk2_client_exercises_every_feature(mode: str, version: str) -> None:
+    command = [sys.executable, str(PEERS / "official_features.py"), "--mode", mode]
+    command += [*mcpkit_run("notes.py"), "--", *mcpkit_run("travel.py")]
+    proc = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    notes, travel = out["notes"], out["travel"]
+    assert notes["protocolVersion"] == version
+    assert notes["resources"] == ["notes://about"]
+    assert notes["templates"] == ["notes://{notebook_id}", "notes://{notebook_id}/{note_id}"]
+    assert notes["read"][0]["text"] == "# sdk\n- hello" and notes["read"][0]["mimeType"] == "text/markdown"
+    assert notes["prompts"] == ["summarize"]
+    assert notes["prompt"][0]["content"]["text"] == "Summarize these notes (short):\nhello"
+    assert notes["completion"] == ["bullet points"]
+    assert notes["progress"] == [1.0]
+    assert notes["logs"] and notes["logs"][0].startswith("info: exported 1 notes")
+    assert travel == {
+        "plan": "Trip to Brussels for 3 (medium budget). Idea: eat waffles",
+        "isError": False,
+        "roots": {"result": ["file:///srv/trips"]},
+        "asked": ["elicitation", "sampling", "roots"],
+    }
