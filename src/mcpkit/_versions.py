@@ -16,6 +16,7 @@ import enum
 from typing import Final
 
 __all__ = [
+    "CACHEABLE_METHODS",
     "FEATURES",
     "HANDSHAKE_VERSIONS",
     "LATEST_HANDSHAKE_VERSION",
@@ -95,6 +96,20 @@ FEATURES: Final[dict[str, tuple[str, str | None]]] = {
     "tasks": ("2025-11-25", "2026-07-28"),
     "caching": ("2026-07-28", None),
 }
+
+
+#: Results that carry caching hints in 2026-07-28: "Servers MUST include caching hints on results
+#: with resultType: "complete" returned by the following operations" (server/utilities/caching).
+CACHEABLE_METHODS: Final = frozenset(
+    {
+        "server/discover",
+        "tools/list",
+        "prompts/list",
+        "resources/list",
+        "resources/templates/list",
+        "resources/read",
+    }
+)
 
 
 def has(version: str, feature: str) -> bool:

@@ -18,8 +18,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
+import json
 import logging
 import shlex
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Final, Self
 
@@ -43,6 +46,7 @@ from ._errors import (
 )
 from ._jsonrpc import Notification, Request
 from ._versions import (
+    CACHEABLE_METHODS,
     HANDSHAKE_VERSIONS,
     LATEST_HANDSHAKE_VERSION,
     LATEST_VERSION,
@@ -98,6 +102,7 @@ class Client:
             ``sampling/createMessage`` and ``elicitation/create`` (declares the capability).
         roots: the roots to offer (``roots/list``), or ``async fn() -> roots``.
         max_input_rounds: how many ``input_required`` rounds one request may take (2026-07-28).
+        cache: keep results while their ``ttlMs`` says they are fresh (2026-07-28).
         env, cwd: for the spawned process.
     """
 
@@ -117,6 +122,7 @@ class Client:
         elicitation: RequestCallback | None = None,
         roots: Sequence[Root] | Callable[[], Awaitable[Sequence[Root]]] | None = None,
         max_input_rounds: int = 10,
+        cache: bool = True,
         env: dict[str, str] | None = None,
         cwd: str | None = None,
     ) -> None:
@@ -132,6 +138,10 @@ class Client:
         #: The roots to list, or ``async fn() -> roots``.
         self.roots = roots
         self.max_input_rounds = max_input_rounds
+        #: Honour 2026-07-28 ``ttlMs`` hints: answer repeated list and read requests from memory
+        #: while fresh, and forget them when a change notification arrives.
+        self.cache = cache
+        self._cache: dict[tuple[str, str], tuple[float, Any]] = {}
         self.capabilities: dict[str, Any] = (
             capabilities if capabilities is not None else self._implied_capabilities()
         )
@@ -335,9 +345,17 @@ class Client:
             ConnectionClosed: the server went away (its exit status is in the message).
         """
         params = dict(params or {})
-        for _ in range(self.max_input_rounds):
+        cache_key = self._cache_key(method, params)
+        if cache_key is not None:
+            cached = self._cache.get(cache_key)
+            if cached is not None and cached[0] > time.monotonic():
+                return copy.deepcopy(cached[1])
+        for round_number in range(self.max_input_rounds):
             result = await self._request_once(method, params, timeout, max_timeout, on_progress)
             if not isinstance(result, dict) or result.get("resultType") != "input_required":
+                # Results of retried requests "MUST NOT be cached": they depend on the answers.
+                if cache_key is not None and round_number == 0:
+                    self._remember(cache_key, result)
                 return result
             # "the client MUST construct the requested inputs before retrying the original request"
             requests = result.get("inputRequests")
@@ -351,6 +369,32 @@ class Client:
             if "requestState" in result:
                 params["requestState"] = result["requestState"]
         raise MCPError(f"{method}: the server still wanted input after {self.max_input_rounds} rounds")
+
+    def _cache_key(self, method: str, params: dict[str, Any]) -> tuple[str, str] | None:
+        if not self.cache or method not in CACHEABLE_METHODS or self.era is not Era.STATELESS:
+            return None
+        salient = {k: v for k, v in params.items() if k not in ("_meta", "inputResponses", "requestState")}
+        return method, json.dumps(salient, sort_keys=True, default=str)
+
+    def _remember(self, key: tuple[str, str], result: Any) -> None:
+        ttl = result.get("ttlMs") if isinstance(result, dict) else None
+        if isinstance(ttl, int) and not isinstance(ttl, bool) and ttl > 0:
+            self._cache[key] = (time.monotonic() + ttl / 1000, copy.deepcopy(result))
+
+    def _forget(self, method: str, uri: str | None = None) -> None:
+        """Drop cached answers that a change notification made stale."""
+        for key in [k for k in self._cache if k[0] == method]:
+            if uri is None or json.loads(key[1]).get("uri") == uri:
+                del self._cache[key]
+
+    def _forget_for(self, method: str, params: dict[str, Any]) -> None:
+        if method.endswith("/list_changed"):
+            kind = method.removeprefix("notifications/").removesuffix("/list_changed")
+            self._forget(f"{kind}/list")
+            if kind == "resources":
+                self._forget("resources/templates/list")
+        elif method == "notifications/resources/updated":
+            self._forget("resources/read", params.get("uri"))
 
     async def _request_once(
         self,
@@ -582,6 +626,8 @@ class Client:
         method = notification.method
         meta = params.get("_meta")
         if isinstance(meta, dict) and META_SUBSCRIPTION_ID in meta:
+            if method.endswith("/list_changed") or method == "notifications/resources/updated":
+                self._forget_for(method, params)
             subscription = self._subscriptions.get(meta[META_SUBSCRIPTION_ID])
             if subscription is not None:
                 subscription.deliver(method, params)
@@ -594,6 +640,7 @@ class Client:
             if progress is not None:
                 await progress.update(params)
             return
+        self._forget_for(method, params)
         if method == "notifications/message":
             await self.on_log(params)
         if self.on_notification is not None:

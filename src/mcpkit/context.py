@@ -198,6 +198,12 @@ class Context:
             await self._ask("sampling", "sampling/createMessage", params), CreateMessageResult
         )
 
+    async def ping(self) -> None:
+        """Check that the client answers (``ping``, handshake era only; 2026-07-28 has none)."""
+        if self.scope.stateless:
+            raise MethodNotFound("ping does not exist in protocol revision " + self.scope.version)
+        await self._peer.request("ping", {})
+
     async def list_roots(self) -> list[Root]:
         """The client's roots (``roots/list``)."""
         self._require("roots")

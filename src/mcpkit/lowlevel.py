@@ -36,7 +36,7 @@ from . import _jsonrpc as jsonrpc
 from ._connection import META_SERVER_INFO, META_SUBSCRIPTION_ID, Scope, ServerConnection
 from ._errors import ConnectionClosed, InternalError, InvalidParams, MethodNotFound, ResourceNotFound
 from ._mrtr import MRTR_METHODS, InputRequired, StateSealer, merge_answers
-from ._versions import FEATURES, SUPPORTED_VERSIONS
+from ._versions import CACHEABLE_METHODS, FEATURES, SUPPORTED_VERSIONS
 from .context import LOG_LEVELS, Context
 from .session import Peer, ready
 from .transports.base import Transport
@@ -70,18 +70,6 @@ _METHOD_CAPABILITY: Final = {
     "prompts/get": "prompts",
     "completion/complete": "completions",
 }
-# "Servers MUST include caching hints on results with resultType: "complete" returned by the
-# following operations" (2026-07-28 server/utilities/caching).
-_CACHEABLE: Final = frozenset(
-    {
-        "server/discover",
-        "tools/list",
-        "prompts/list",
-        "resources/list",
-        "resources/templates/list",
-        "resources/read",
-    }
-)
 _DEFAULT_DRAIN_SECONDS: Final = 5.0
 _to_builtins: Final = msgspec.to_builtins
 
@@ -364,7 +352,7 @@ class LowLevelServer:
             result = _to_builtins(result)
         if scope.stateless:
             result.setdefault("resultType", "complete")
-            if method in _CACHEABLE and result["resultType"] == "complete":
+            if method in CACHEABLE_METHODS and result["resultType"] == "complete":
                 result.setdefault("ttlMs", self.cache_ttl_ms)
                 result.setdefault("cacheScope", self.cache_scope)
             result_meta = result.get("_meta")
