@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -15,11 +16,12 @@ from mcpkit._versions import (
     SUPPORTED_VERSIONS,
     Era,
     era_of,
+    features_table,
     has,
     negotiate_handshake_version,
 )
 
-from .conftest import SPEC
+from .conftest import ROOT, SPEC
 
 
 def test_every_revision_in_the_spec_is_supported() -> None:
@@ -45,8 +47,12 @@ def test_anything_else_gets_our_latest_handshake_version(requested: object) -> N
         assert negotiate_handshake_version(requested) == LATEST_HANDSHAKE_VERSION
 
 
+def _schema(version: str) -> dict[str, Any]:
+    return json.loads((SPEC / version / "schema.json").read_text())  # type: ignore[no-any-return]
+
+
 def _schema_defs(version: str) -> set[str]:
-    schema = json.loads((SPEC / version / "schema.json").read_text())
+    schema = _schema(version)
     return set(schema.get("$defs") or schema.get("definitions") or {})
 
 
@@ -68,8 +74,18 @@ def test_feature_table_agrees_with_the_schemas() -> None:
         "subscriptions_listen": lambda v: "SubscriptionsListenRequest" in _schema_defs(v),
         "batch": lambda v: "JSONRPCBatchRequest" in _schema_defs(v),
         "tasks": lambda v: "GetTaskRequest" in _schema_defs(v),
+        "elicitation_url": lambda v: "ElicitRequestURLParams" in _schema_defs(v),
+        "sampling_tools": lambda v: "ToolChoice" in _schema_defs(v),
+        "structured_content": lambda v: (
+            "outputSchema"
+            in json.dumps(_schema(v)["$defs" if "$defs" in _schema(v) else "definitions"]["Tool"])
+        ),
     }
     for feature, probe in probes.items():
         assert feature in FEATURES
         for version in SUPPORTED_VERSIONS:
             assert has(version, feature) == probe(version), (feature, version)
+
+
+def test_the_docs_table_is_the_feature_table() -> None:
+    assert features_table() in (ROOT / "docs" / "features.md").read_text()

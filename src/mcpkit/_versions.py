@@ -112,7 +112,51 @@ CACHEABLE_METHODS: Final = frozenset(
 )
 
 
+#: What each feature of :data:`FEATURES` is, for the docs' table.
+FEATURE_NOTES: Final[dict[str, str]] = {
+    "initialize": "`initialize` handshake and `notifications/initialized`",
+    "ping": "`ping`, both ways",
+    "batch": "JSON-RPC batches (received)",
+    "server_discover": "`server/discover`, per-request `_meta`",
+    "result_type": "`resultType` on every result",
+    "meta_server_info": "`io.modelcontextprotocol/serverInfo` in result `_meta`",
+    "subscriptions_listen": "`subscriptions/listen` notification streams",
+    "input_required": "multi round-trip requests (`InputRequiredResult`)",
+    "tool_annotations": "tool `annotations`",
+    "audio_content": "`audio` content",
+    "structured_content": "`outputSchema` and `structuredContent`",
+    "resource_link": "`resource_link` content",
+    "titles": "`title` on tools, resources, prompts, implementations",
+    "icons": "`icons`",
+    "tool_execution": "tool `execution` (task support)",
+    "completions": "`completion/complete`",
+    "completions_capability": "the `completions` capability",
+    "logging_set_level": "`logging/setLevel`",
+    "progress_message": "`message` in progress notifications",
+    "resource_subscribe": "`resources/subscribe` and `unsubscribe`",
+    "elicitation": "`elicitation/create` (form)",
+    "elicitation_url": "URL-mode elicitation",
+    "sampling_tools": "`tools` and `toolChoice` in sampling",
+    "tasks": "task-augmented requests (`tasks/*`)",
+    "caching": "`ttlMs` and `cacheScope` caching hints",
+}
+
+
+def features_table() -> str:
+    """The feature table as Markdown, for ``docs/features.md``."""
+    versions = sorted(SUPPORTED_VERSIONS)
+    lines = ["| feature | " + " | ".join(versions) + " |", "|---|" + "---|" * len(versions)]
+    for feature in FEATURES:
+        marks = " | ".join("✓" if has(v, feature) else "" for v in versions)
+        lines.append(f"| {FEATURE_NOTES[feature]} | {marks} |")
+    return "\n".join(lines) + "\n"
+
+
 def has(version: str, feature: str) -> bool:
     """Whether revision *version* has *feature* (a key of :data:`FEATURES`)."""
     since, until = FEATURES[feature]
     return since <= version and (until is None or version < until)
+
+
+if __name__ == "__main__":
+    print(features_table(), end="")

@@ -69,6 +69,34 @@ async def _run(console: Any) -> None:
             )
         show("list_notes", await notes.call_tool("list_notes", {"notebook_id": notebook_id}))
         show("list_notes(bad handle)", await notes.call_tool("list_notes", {"notebook_id": "nb_nope"}))
+        contents = (await notes.read_resource(f"notes://{notebook_id}")).contents[0]
+        console.print(f"  [bold]read notes://{notebook_id}[/bold] →", repr(contents.text))
+        prompt = await notes.get_prompt("summarize", {"notebook_id": notebook_id})
+        console.print("  [bold]prompt summarize[/bold] →", repr(prompt.messages[0].content.text))  # type: ignore[union-attr]
+
+    async def confirm(params: dict[str, Any]) -> dict[str, Any]:
+        console.print(f"  [yellow]server asks:[/yellow] {params['message']} → yes, for 2")
+        return {"action": "accept", "content": {"confirm": True, "travellers": 2}}
+
+    async def model(params: dict[str, Any]) -> dict[str, Any]:
+        console.print(f"  [yellow]server samples:[/yellow] {params['messages'][0]['content']['text']}")
+        return {
+            "role": "assistant",
+            "content": {"type": "text", "text": "walk the old town"},
+            "model": "demo",
+        }
+
+    for version in (None, "2025-06-18"):
+        async with Client(
+            _command("travel.py"), protocol_version=version, elicitation=confirm, sampling=model
+        ) as travel:
+            how = (
+                "input_required rounds" if travel.protocol_version >= "2026" else "server-to-client requests"
+            )
+            console.rule(
+                f"[bold]travel[/bold], protocol {travel.protocol_version}: the tool asks back ({how})"
+            )
+            show("plan_trip(Tallinn)", await travel.call_tool("plan_trip", {"destination": "Tallinn"}))
 
 
 def main() -> int:
