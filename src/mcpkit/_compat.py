@@ -23,17 +23,29 @@ _TOOL_FIELDS: Final = {
 }
 
 
+# Fields of listed resources, templates and prompts, likewise.
+_LISTED_FIELDS: Final = {"title": "titles", "icons": "icons"}
+
+
+def _without_newer_fields(item: dict[str, Any], fields: dict[str, str], scope: Scope) -> dict[str, Any]:
+    drop = [key for key, feature in fields.items() if key in item and not scope.has(feature)]
+    if not drop:
+        return item  # the common case: nothing to copy
+    return {key: value for key, value in item.items() if key not in drop}
+
+
 def shape_tool(tool: dict[str, Any], scope: Scope) -> dict[str, Any]:
     """A ``tools/list`` entry as *scope*'s revision defines ``Tool``."""
-    drop = [key for key, feature in _TOOL_FIELDS.items() if key in tool and not scope.has(feature)]
-    if not drop:
-        return tool
-    return {key: value for key, value in tool.items() if key not in drop}
+    return _without_newer_fields(tool, _TOOL_FIELDS, scope)
+
+
+def _knows_every_block(scope: Scope) -> bool:
+    return scope.has("resource_link") and scope.has("audio_content")
 
 
 def shape_call_result(result: dict[str, Any], scope: Scope) -> dict[str, Any]:
     """A ``tools/call`` result as *scope*'s revision defines ``CallToolResult``."""
-    if scope.has("resource_link") and scope.has("audio_content"):
+    if _knows_every_block(scope):
         return result
     shaped = dict(result)
     if not scope.has("structured_content"):
@@ -55,19 +67,12 @@ def _shape_block(block: dict[str, Any], scope: Scope) -> dict[str, Any]:
 
 def shape_listed(item: dict[str, Any], scope: Scope) -> dict[str, Any]:
     """A listed resource, template or prompt as *scope*'s revision defines it (titles, icons)."""
-    drop = [
-        key
-        for key, feature in (("title", "titles"), ("icons", "icons"))
-        if key in item and not scope.has(feature)
-    ]
-    if not drop:
-        return item
-    return {key: value for key, value in item.items() if key not in drop}
+    return _without_newer_fields(item, _LISTED_FIELDS, scope)
 
 
 def shape_prompt_result(result: dict[str, Any], scope: Scope) -> dict[str, Any]:
     """A ``prompts/get`` result whose message contents the revision can parse."""
-    if scope.has("resource_link") and scope.has("audio_content"):
+    if _knows_every_block(scope):
         return result
     messages = [{**m, "content": _shape_block(m["content"], scope)} for m in result.get("messages", [])]
     return {**result, "messages": messages}
