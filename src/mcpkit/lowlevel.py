@@ -36,7 +36,7 @@ from . import _jsonrpc as jsonrpc
 from ._connection import META_SERVER_INFO, META_SUBSCRIPTION_ID, Scope, ServerConnection
 from ._errors import ConnectionClosed, InternalError, InvalidParams, MethodNotFound, ResourceNotFound
 from ._mrtr import MRTR_METHODS, InputRequired, StateSealer, merge_answers
-from ._versions import CACHEABLE_METHODS, FEATURES, SUPPORTED_VERSIONS
+from ._versions import CACHEABLE_METHODS, SUPPORTED_VERSIONS, has
 from .context import LOG_LEVELS, Context
 from .session import Peer, ready
 from .transports.base import Transport
@@ -246,9 +246,9 @@ class LowLevelServer:
         cached = self._info_cache.get(version)
         if cached is None:
             cached = _to_builtins(self.info)
-            if not (FEATURES["titles"][0] <= version):
+            if not has(version, "titles"):
                 cached.pop("title", None)
-            if not (FEATURES["icons"][0] <= version):
+            if not has(version, "icons"):
                 for key in ("icons", "websiteUrl", "description"):
                     cached.pop(key, None)
             self._info_cache[version] = cached

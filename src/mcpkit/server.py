@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import dataclasses
 import functools
 import re
 from collections.abc import Callable
@@ -514,9 +515,7 @@ async def _invoke(
 
 
 def _without_output(signature: ToolSignature) -> ToolSignature:
-    from dataclasses import replace
-
-    return replace(signature, output_schema=None, wrapped_output=False)
+    return dataclasses.replace(signature, output_schema=None, wrapped_output=False)
 
 
 def _error_result(message: str) -> dict[str, Any]:

@@ -30,6 +30,7 @@ from ._errors import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
     ConnectionClosed,
+    MethodNotFound,
     RemoteProtocolError,
     RequestTimeout,
     RPCError,
@@ -269,8 +270,6 @@ class Peer:
 
     def _handle(self, request: jsonrpc.Request) -> Awaitable[Any]:
         if self._on_request is None:
-            from ._errors import MethodNotFound
-
             raise MethodNotFound(f"Method not found: {request.method}")
         return self._on_request(request)
 
