@@ -93,7 +93,9 @@ FEATURES: Final[dict[str, tuple[str, str | None]]] = {
     "elicitation": ("2025-06-18", None),
     "elicitation_url": ("2025-11-25", None),
     "sampling_tools": ("2025-11-25", None),
-    "tasks": ("2025-11-25", "2026-07-28"),
+    "tasks": ("2025-11-25", "2026-07-28"),  # the core tasks of 2025-11-25 (tasks/result, tasks/list)
+    "tasks_extension": ("2026-07-28", None),  # the io.modelcontextprotocol/tasks extension (tasks/update)
+    "tasks_any": ("2025-11-25", None),  # tasks/get and tasks/cancel, in one form or the other
     "caching": ("2026-07-28", None),
 }
 
@@ -137,7 +139,9 @@ FEATURE_NOTES: Final[dict[str, str]] = {
     "elicitation": "`elicitation/create` (form)",
     "elicitation_url": "URL-mode elicitation",
     "sampling_tools": "`tools` and `toolChoice` in sampling",
-    "tasks": "task-augmented requests (`tasks/*`)",
+    "tasks": "task-augmented `tools/call`, `tasks/result`, `tasks/list`",
+    "tasks_extension": "the `io.modelcontextprotocol/tasks` extension (`tasks/update`)",
+    "tasks_any": "`tasks/get`, `tasks/cancel`",
     "caching": "`ttlMs` and `cacheScope` caching hints",
 }
 

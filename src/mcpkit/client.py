@@ -55,6 +55,7 @@ from ._versions import (
     era_of,
 )
 from .session import Peer
+from .tasks import TASKS_EXTENSION
 from .transports.base import Transport
 from .types import (
     CallToolResult,
@@ -169,8 +170,9 @@ class Client:
         self.supported_versions: list[str] = []
 
     def _implied_capabilities(self) -> dict[str, Any]:
-        # The capabilities that the callbacks given make true.
-        caps: dict[str, Any] = {}
+        # The capabilities that the callbacks given make true. Tasks of the 2026-07-28 extension
+        # are followed by call_tool itself, so the extension is always declared.
+        caps: dict[str, Any] = {"extensions": {TASKS_EXTENSION: {}}}
         if self.sampling is not None:
             caps["sampling"] = {"tools": {}}
         if self.elicitation is not None:
@@ -265,7 +267,8 @@ class Client:
         assert self._peer is not None
         params = {
             "protocolVersion": version,
-            "capabilities": self.capabilities,
+            # Extensions are a 2026-07-28 notion; older revisions' ClientCapabilities have no slot.
+            "capabilities": {k: v for k, v in self.capabilities.items() if k != "extensions"},
             "clientInfo": msgspec.to_builtins(self.client_info),
         }
         try:
@@ -352,6 +355,8 @@ class Client:
                 return copy.deepcopy(cached[1])
         for round_number in range(self.max_input_rounds):
             result = await self._request_once(method, params, timeout, max_timeout, on_progress)
+            if isinstance(result, dict) and result.get("resultType") == "task":
+                return await self._follow_task(result)
             if not isinstance(result, dict) or result.get("resultType") != "input_required":
                 # Results of retried requests "MUST NOT be cached": they depend on the answers.
                 if cache_key is not None and round_number == 0:
@@ -369,6 +374,67 @@ class Client:
             if "requestState" in result:
                 params["requestState"] = result["requestState"]
         raise MCPError(f"{method}: the server still wanted input after {self.max_input_rounds} rounds")
+
+    async def _follow_task(self, created: dict[str, Any]) -> Any:
+        """Drive a 2026-07-28 task to its end: poll ``tasks/get``, answer its ``inputRequests``
+        through the callbacks with ``tasks/update``, and return the inlined result."""
+        task_id = created.get("taskId")
+        interval = created.get("pollIntervalMs")
+        answered: set[str] = set()
+        while True:
+            task = await self.request("tasks/get", {"taskId": task_id})
+            status = task.get("status")
+            if status == "completed":
+                return task.get("result", {})
+            if status == "failed":
+                raise RPCError.from_wire(task.get("error") or {"code": -32603, "message": "task failed"})
+            if status == "cancelled":
+                raise MCPError(f"task {task_id} was cancelled")
+            requests = task.get("inputRequests") if status == "input_required" else None
+            if isinstance(requests, dict) and requests.keys() - answered:
+                responses = {}
+                for key, asked in requests.items():
+                    if key not in answered:
+                        responses[key] = await self._answer(asked.get("method"), asked.get("params") or {})
+                        answered.add(key)
+                await self.request("tasks/update", {"taskId": task_id, "inputResponses": responses})
+                continue
+            interval = task.get("pollIntervalMs", interval)
+            seconds = interval / 1000 if isinstance(interval, (int, float)) and interval > 0 else 0.5
+            await asyncio.sleep(min(max(seconds, 0.01), 5.0))
+
+    async def start_task(
+        self, name: str, arguments: dict[str, Any] | None = None, *, ttl_ms: int | None = None
+    ) -> dict[str, Any]:
+        """Start a tool as a task (2025-11-25: ``params.task``) and return the task; then use
+        :meth:`get_task`, :meth:`task_result`, :meth:`cancel_task`. In 2026-07-28 the server
+        decides, and :meth:`call_tool` follows its tasks by itself."""
+        params: dict[str, Any] = {"name": name, "arguments": arguments or {}, "task": {}}
+        if ttl_ms is not None:
+            params["task"]["ttl"] = ttl_ms
+        result = await self._request_once("tools/call", params, None, None, None)
+        task = result.get("task") if isinstance(result, dict) else None
+        if not isinstance(task, dict):
+            raise MCPError("the server did not start a task")
+        return task
+
+    async def get_task(self, task_id: str) -> dict[str, Any]:
+        """``tasks/get``: the task's status (and in 2026-07-28 its inlined result)."""
+        return await self.request("tasks/get", {"taskId": task_id})  # type: ignore[no-any-return]
+
+    async def task_result(self, task_id: str) -> CallToolResult:
+        """``tasks/result`` (2025-11-25): wait for the task's end and return its tool result."""
+        return msgspec.convert(
+            await self.request("tasks/result", {"taskId": task_id}, timeout=None), CallToolResult
+        )
+
+    async def cancel_task(self, task_id: str) -> Any:
+        """``tasks/cancel``."""
+        return await self.request("tasks/cancel", {"taskId": task_id})
+
+    async def list_tasks(self) -> list[dict[str, Any]]:
+        """``tasks/list`` (2025-11-25), across pages."""
+        return await self._list_all("tasks/list", "tasks")
 
     def _cache_key(self, method: str, params: dict[str, Any]) -> tuple[str, str] | None:
         if not self.cache or method not in CACHEABLE_METHODS or self.era is not Era.STATELESS:
@@ -430,7 +496,7 @@ class Client:
         if isinstance(result, dict) and self.era is Era.STATELESS:
             # "clients MUST treat an absent resultType as complete"; unknown ones are invalid.
             kind = result.get("resultType", "complete")
-            if kind not in ("complete", "input_required"):
+            if kind not in ("complete", "input_required", "task"):
                 raise MCPError(f"unsupported resultType {kind!r} in the answer to {method}")
         return result
 

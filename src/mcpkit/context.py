@@ -11,6 +11,7 @@ from ._connection import Scope, ServerConnection
 from ._errors import MethodNotFound, MissingClientCapability
 from ._jsonrpc import RequestId
 from ._mrtr import InputRequired
+from .tasks import RELATED_TASK, TaskRecord, TaskRunner
 from .types import CreateMessageResult, ElicitResult, Root
 
 if TYPE_CHECKING:
@@ -33,7 +34,18 @@ class Context:
         meta: the request's ``_meta`` (empty when absent).
     """
 
-    __slots__ = ("_asked", "_peer", "answers", "connection", "meta", "method", "request_id", "scope")
+    __slots__ = (
+        "_asked",
+        "_peer",
+        "answers",
+        "connection",
+        "meta",
+        "method",
+        "request_id",
+        "scope",
+        "task",
+        "tasks",
+    )
 
     def __init__(
         self,
@@ -54,6 +66,9 @@ class Context:
         #: 2026-07-28: the client's answers to earlier rounds of this request (see ``_mrtr``).
         self.answers: dict[str, Any] = {}
         self._asked = 0
+        #: The task this handler runs as, if it was started as one (see ``mcpkit.tasks``).
+        self.task: TaskRecord | None = None
+        self.tasks: TaskRunner | None = None
 
     @property
     def peer(self) -> Peer:
@@ -126,12 +141,25 @@ class Context:
             raise MissingClientCapability.for_capabilities(required)
 
     async def _ask(self, kind: str, method: str, params: dict[str, Any]) -> Any:
-        if not self.scope.stateless:
-            # Handshake era: a real server-to-client request, answered on the same connection.
-            return await self._peer.request(method, params)
-        # 2026-07-28: answered from an earlier round, or asked for in this one (see _mrtr).
         self._asked += 1
         key = f"{kind}_{self._asked}"
+        task, runner = self.task, self.tasks
+        if not self.scope.stateless:
+            # Handshake era: a real server-to-client request, answered on the same connection.
+            if task is None or runner is None:
+                return await self._peer.request(method, params)
+            # "an elicitation that a task-augmented tool call depends on MUST share the same
+            # related task ID"; meanwhile the task waits for input.
+            params = {**params, "_meta": {RELATED_TASK: {"taskId": task.task_id}}}
+            await runner.set_status(task, "input_required")
+            try:
+                return await self._peer.request(method, params)
+            finally:
+                await runner.set_status(task, "working")
+        if task is not None and runner is not None:
+            # 2026-07-28 tasks extension: park the task until tasks/update brings the answer.
+            return await runner.ask(task, key, {"method": method, "params": params})
+        # 2026-07-28: answered from an earlier round, or asked for in this one (see _mrtr).
         if key in self.answers:
             return self.answers[key]
         raise InputRequired(key, {"method": method, "params": params})

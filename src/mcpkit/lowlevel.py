@@ -58,6 +58,11 @@ _METHOD_FEATURE: Final = {
     "resources/unsubscribe": "resource_subscribe",
     "completion/complete": "completions",
     "subscriptions/listen": "subscriptions_listen",
+    "tasks/result": "tasks",
+    "tasks/list": "tasks",
+    "tasks/update": "tasks_extension",
+    "tasks/get": "tasks_any",
+    "tasks/cancel": "tasks_any",
 }
 # The server capability that each method belongs to: no capability, no method (-32601).
 _METHOD_CAPABILITY: Final = {

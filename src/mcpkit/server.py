@@ -25,23 +25,32 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import dataclasses
 import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Final, TypedDict, TypeVar, Unpack, overload
+from typing import Any, Final, Literal, TypedDict, TypeVar, Unpack, overload
 
 import msgspec
 
 from ._compat import shape_call_result, shape_listed, shape_prompt_result, shape_tool
 from ._connection import META_SUBSCRIPTION_ID, Scope
-from ._errors import InvalidParams, RPCError, ToolError
+from ._errors import (
+    ConnectionClosed,
+    InvalidParams,
+    MethodNotFound,
+    MissingClientCapability,
+    RPCError,
+    ToolError,
+)
 from ._prompts import PromptRegistry, to_messages
 from ._resources import ResourceRegistry, to_contents
 from ._signature import ArgumentError, ToolSignature, inspect_function
 from .context import Context
 from .lowlevel import Listener, LowLevelServer
+from .tasks import RELATED_TASK, TASKS_EXTENSION, TERMINAL, TaskRecord, TaskRunner
 from .types import (
     CONTENT_TYPES,
     Annotations,
@@ -65,6 +74,9 @@ _TOOL_NAME: Final = re.compile(r"[A-Za-z0-9_.\-]{1,128}")
 _json_encode: Final = msgspec.json.Encoder().encode
 
 
+TaskSupport = Literal["forbidden", "optional", "required"]
+
+
 class ToolOptions(TypedDict, total=False):
     """What ``@server.tool(...)`` accepts besides the function."""
 
@@ -75,6 +87,7 @@ class ToolOptions(TypedDict, total=False):
     icons: list[Icon]
     meta: dict[str, Any]  # the tool's _meta
     structured_output: bool  # False: no outputSchema even when the return annotation gives one
+    task_support: TaskSupport  # may (optional) or must (required) the tool run as a task
 
 
 @dataclass(slots=True)
@@ -82,6 +95,7 @@ class _RegisteredTool:
     fn: Callable[..., Any]
     signature: ToolSignature
     wire: dict[str, Any]  # the Tool as the newest revision lists it
+    task_support: TaskSupport = "forbidden"
 
 
 class Server(LowLevelServer):
@@ -95,7 +109,13 @@ class Server(LowLevelServer):
     """
 
     def __init__(
-        self, name: str, version: str = "0.1.0", *, page_size: int | None = None, **kwargs: Any
+        self,
+        name: str,
+        version: str = "0.1.0",
+        *,
+        page_size: int | None = None,
+        tasks: TaskRunner | None = None,
+        **kwargs: Any,
     ) -> None:
         super().__init__(name, version, **kwargs)
         if page_size is not None and page_size < 1:
@@ -110,6 +130,16 @@ class Server(LowLevelServer):
         self.set_handler("tools/list", self._list_tools)
         self.set_handler("tools/call", self._call_tool)
         self.set_handler("subscriptions/listen", self._listen)
+        #: Runs tools started as tasks; pass ``tasks=TaskRunner(store=...)`` to keep them elsewhere.
+        self.tasks = tasks if tasks is not None else TaskRunner()
+        for method, handler in (
+            ("tasks/get", self._task_get),
+            ("tasks/result", self._task_result),
+            ("tasks/list", self._task_list),
+            ("tasks/cancel", self._task_cancel),
+            ("tasks/update", self._task_update),
+        ):
+            self.set_handler(method, handler)
 
     @property
     def list_changed_kinds(self) -> frozenset[str]:  # type: ignore[override]
@@ -127,6 +157,11 @@ class Server(LowLevelServer):
             caps[kind] = {**caps.get(kind, {}), "listChanged": True}
         if "resources" in caps and scope.has("resource_subscribe"):
             caps["resources"]["subscribe"] = True
+        if any(tool.task_support != "forbidden" for tool in self._tools.values()):
+            if scope.has("tasks"):
+                caps["tasks"] = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
+            elif scope.has("tasks_extension"):
+                caps["extensions"] = {**caps.get("extensions", {}), TASKS_EXTENSION: {}}
         return caps
 
     def _changed(self, kind: str) -> None:
@@ -178,8 +213,13 @@ class Server(LowLevelServer):
         icons: list[Icon] | None = None,
         meta: dict[str, Any] | None = None,
         structured_output: bool | None = None,
+        task_support: TaskSupport = "forbidden",
     ) -> Tool:
         """Register *fn* as a tool and return its definition.
+
+        ``task_support="optional"`` lets clients run it as a task (2025-11-25 ``task`` parameter;
+        in 2026-07-28 the server runs it as one for clients of the tasks extension);
+        ``"required"`` means it only runs as a task where the revision has tasks.
 
         Raises:
             ValueError: the name breaks the spec's rules for tool names, or is taken.
@@ -205,8 +245,9 @@ class Server(LowLevelServer):
             annotations=annotations if annotations is not None else msgspec.UNSET,
             icons=icons if icons is not None else msgspec.UNSET,
             meta=meta if meta is not None else msgspec.UNSET,
+            execution={"taskSupport": task_support} if task_support != "forbidden" else msgspec.UNSET,
         )
-        self._tools[tool_name] = _RegisteredTool(fn, signature, msgspec.to_builtins(definition))
+        self._tools[tool_name] = _RegisteredTool(fn, signature, msgspec.to_builtins(definition), task_support)
         if not use_output:
             self._tools[tool_name].signature = _without_output(signature)
         self._changed("tools")
@@ -240,8 +281,88 @@ class Server(LowLevelServer):
         arguments = params.get("arguments")
         if arguments is not None and not isinstance(arguments, dict):
             raise InvalidParams("tools/call params.arguments must be an object")
+        scope = ctx.scope
+        if scope.has("tasks"):  # 2025-11-25: the client asks for a task with params.task
+            wants_task = isinstance(params.get("task"), dict)
+            if wants_task and tool.task_support == "forbidden":
+                raise MethodNotFound(f"tool {name!r} cannot run as a task")
+            if not wants_task and tool.task_support == "required":
+                raise MethodNotFound(f"tool {name!r} must run as a task (add params.task)")
+            if wants_task:
+                record = self._start_task(tool, name, arguments, ctx, params["task"].get("ttl"))
+                return {"task": record.wire_v1()}
+        elif scope.has("tasks_extension") and tool.task_support != "forbidden" and _declares_tasks(scope):
+            # 2026-07-28: the server decides; a legacy params.task is tolerated but never needed.
+            record = self._start_task(tool, name, arguments, ctx, None)
+            return {"resultType": "task", **record.wire_v2(detailed=False)}
         result = await self._run_tool(tool, name, arguments, ctx)
         return shape_call_result(result, ctx.scope)
+
+    # -- tasks -------------------------------------------------------------------------------------
+
+    def _start_task(
+        self, tool: _RegisteredTool, name: str, arguments: dict[str, Any] | None, ctx: Context, ttl: Any
+    ) -> TaskRecord:
+        task_ctx = Context(ctx.peer, ctx.request_id, ctx.method, ctx.scope, ctx.meta, ctx.connection)
+        task_ctx.tasks = self.tasks
+
+        async def work(record: TaskRecord) -> dict[str, Any]:
+            task_ctx.task = record
+            result = shape_call_result(await self._run_tool(tool, name, arguments, task_ctx), ctx.scope)
+            if not ctx.scope.stateless:
+                result["_meta"] = {**result.get("_meta", {}), RELATED_TASK: {"taskId": record.task_id}}
+            return result
+
+        on_change = None
+        if not ctx.scope.stateless:
+
+            async def on_change(record: TaskRecord) -> None:
+                with contextlib.suppress(ConnectionClosed, OSError):
+                    await ctx.peer.notify("notifications/tasks/status", record.wire_v1())
+
+        return self.tasks.start(work, ttl, on_change)
+
+    def _gate_tasks(self, ctx: Context) -> None:
+        # "the server MUST reject tasks/get, tasks/update, and tasks/cancel with a
+        # MissingRequiredClientCapability error" for requests without the extension.
+        if ctx.scope.stateless and not _declares_tasks(ctx.scope):
+            raise MissingClientCapability.for_capabilities({"extensions": {TASKS_EXTENSION: {}}})
+
+    async def _task_get(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
+        self._gate_tasks(ctx)
+        record = self.tasks.find(params)
+        return record.wire_v2(detailed=True) if ctx.scope.stateless else record.wire_v1()
+
+    async def _task_result(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
+        record = self.tasks.find(params)
+        # "it MUST block the response until the task reaches a terminal status"
+        await record.done.wait()
+        if record.status == "completed" and record.result is not None:
+            return record.result
+        if record.error is not None:
+            raise RPCError.from_wire(record.error)
+        raise RPCError(-32603, f"task {record.task_id} was {record.status}", {"taskId": record.task_id})
+
+    async def _task_list(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
+        records = {r.task_id: r for r in self.tasks.store.all()}
+        page, cursor = _paginate(list(records), params.get("cursor"), self.page_size)
+        return _page("tasks", [records[task_id].wire_v1() for task_id in page], cursor)
+
+    async def _task_cancel(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
+        self._gate_tasks(ctx)
+        record = self.tasks.find(params)
+        if ctx.scope.stateless:
+            await self.tasks.cancel(record)  # idempotent: an empty acknowledgement either way
+            return {}
+        if record.status in TERMINAL:
+            raise InvalidParams(f"task {record.task_id} is already {record.status}")
+        await self.tasks.cancel(record)
+        return record.wire_v1()
+
+    async def _task_update(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
+        self._gate_tasks(ctx)
+        self.tasks.answer(self.tasks.find(params), params.get("inputResponses"))
+        return {}
 
     async def _run_tool(
         self, tool: _RegisteredTool, name: str, arguments: dict[str, Any] | None, ctx: Context
@@ -512,6 +633,11 @@ async def _invoke(
         return await fn(**kwargs)
     # Sync functions run in a worker thread so that they never block the event loop.
     return await asyncio.get_running_loop().run_in_executor(None, functools.partial(fn, **kwargs))
+
+
+def _declares_tasks(scope: Scope) -> bool:
+    extensions = scope.client_capabilities.get("extensions")
+    return isinstance(extensions, dict) and TASKS_EXTENSION in extensions
 
 
 def _without_output(signature: ToolSignature) -> ToolSignature:

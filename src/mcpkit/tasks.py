@@ -1,0 +1,277 @@
+"""Tasks: long-running tool calls that the client polls instead of waiting on.
+
+Two wire forms share one store and one runner:
+
+* 2025-11-25 (core, experimental): the client adds ``task: {ttl}`` to ``tools/call`` and gets a
+  ``CreateTaskResult`` (``{"task": {...}}``); it polls ``tasks/get``, blocks on ``tasks/result``,
+  and may ``tasks/list`` and ``tasks/cancel``.
+* 2026-07-28, the ``io.modelcontextprotocol/tasks`` extension: a client that declares the extension
+  may get ``resultType: "task"`` back from ``tools/call`` (the server decides); ``tasks/get`` returns
+  the task with its result or error inlined, and ``inputRequests`` while it waits for the client,
+  who answers with ``tasks/update``; ``tasks/cancel`` is acknowledged with an empty result.
+
+A task is a tool call running in an asyncio task of its own. Its record lives in a
+:class:`TaskStore` (in memory by default; implement the protocol to keep tasks elsewhere).
+
+Status lifecycle (basic/utilities/tasks): "From working: may move to input_required, completed,
+failed, or cancelled. From input_required: may move to working, completed, failed, or cancelled.
+Tasks with a completed, failed, or cancelled status are in a terminal state".
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import secrets
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal, Protocol
+
+from ._errors import InvalidParams, RPCError
+
+__all__ = [
+    "RELATED_TASK",
+    "TASKS_EXTENSION",
+    "InMemoryTaskStore",
+    "TaskRecord",
+    "TaskRunner",
+    "TaskStatus",
+    "TaskStore",
+]
+
+TASKS_EXTENSION: Final = "io.modelcontextprotocol/tasks"
+RELATED_TASK: Final = "io.modelcontextprotocol/related-task"
+
+TaskStatus = Literal["working", "input_required", "completed", "failed", "cancelled"]
+TERMINAL: Final = frozenset({"completed", "failed", "cancelled"})
+_NEXT: Final[dict[str, frozenset[str]]] = {
+    "working": frozenset({"input_required", "completed", "failed", "cancelled"}),
+    "input_required": frozenset({"working", "completed", "failed", "cancelled"}),
+}
+
+
+def _now() -> str:
+    return datetime.datetime.now(datetime.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+@dataclass(eq=False)
+class TaskRecord:
+    """One task: its state, and once terminal its outcome."""
+
+    task_id: str
+    ttl_ms: int | None
+    poll_interval_ms: int
+    status: TaskStatus = "working"
+    status_message: str | None = None
+    created_at: str = field(default_factory=_now)
+    last_updated_at: str = field(default_factory=_now)
+    expires: float | None = None
+    result: dict[str, Any] | None = None
+    error: dict[str, Any] | None = None
+    #: Questions the task waits on (2026-07-28): key -> {"method", "params"}.
+    input_requests: dict[str, dict[str, Any]] = field(default_factory=dict)
+    answers: dict[str, asyncio.Future[Any]] = field(default_factory=dict)
+    done: asyncio.Event = field(default_factory=asyncio.Event)
+    runner: asyncio.Task[None] | None = None
+    #: Called after each status change (2025-11-25 sends notifications/tasks/status with it).
+    on_change: Callable[[TaskRecord], Awaitable[None]] | None = None
+
+    def move(self, status: TaskStatus, message: str | None = None) -> bool:
+        """Change status if the lifecycle allows it; False (and no change) otherwise."""
+        if status != self.status and status not in _NEXT.get(self.status, frozenset()):
+            return False
+        self.status = status
+        self.status_message = message
+        self.last_updated_at = _now()
+        if status in TERMINAL:
+            self.done.set()
+        return True
+
+    def wire_v1(self) -> dict[str, Any]:
+        """The ``Task`` object of 2025-11-25."""
+        task: dict[str, Any] = {
+            "taskId": self.task_id,
+            "status": self.status,
+            "createdAt": self.created_at,
+            "lastUpdatedAt": self.last_updated_at,
+            "ttl": self.ttl_ms,
+            "pollInterval": self.poll_interval_ms,
+        }
+        if self.status_message is not None:
+            task["statusMessage"] = self.status_message
+        return task
+
+    def wire_v2(self, *, detailed: bool) -> dict[str, Any]:
+        """The task as the 2026-07-28 extension shows it (``detailed``: as ``tasks/get`` does)."""
+        task: dict[str, Any] = {
+            "taskId": self.task_id,
+            "status": self.status,
+            "createdAt": self.created_at,
+            "lastUpdatedAt": self.last_updated_at,
+            "ttlMs": self.ttl_ms,
+            "pollIntervalMs": self.poll_interval_ms,
+        }
+        if self.status_message is not None:
+            task["statusMessage"] = self.status_message
+        if detailed:
+            if self.status == "completed" and self.result is not None:
+                task["result"] = self.result
+            elif self.status == "failed" and self.error is not None:
+                task["error"] = self.error
+            elif self.status == "input_required":
+                task["inputRequests"] = dict(self.input_requests)
+        return task
+
+
+class TaskStore(Protocol):
+    """Where task records live. mcpkit's runner keeps the live part (the asyncio task) itself."""
+
+    def add(self, record: TaskRecord) -> None: ...
+    def get(self, task_id: str) -> TaskRecord | None: ...
+    def all(self) -> list[TaskRecord]: ...
+    def remove(self, task_id: str) -> None: ...
+
+
+class InMemoryTaskStore:
+    """The default store: a dict, swept of expired tasks as it is used."""
+
+    def __init__(self) -> None:
+        self._tasks: dict[str, TaskRecord] = {}
+
+    def _sweep(self) -> None:
+        now = time.monotonic()
+        for key in [k for k, r in self._tasks.items() if r.expires is not None and r.expires < now]:
+            del self._tasks[key]
+
+    def add(self, record: TaskRecord) -> None:
+        self._sweep()
+        self._tasks[record.task_id] = record
+
+    def get(self, task_id: str) -> TaskRecord | None:
+        self._sweep()
+        return self._tasks.get(task_id)
+
+    def all(self) -> list[TaskRecord]:
+        self._sweep()
+        return list(self._tasks.values())
+
+    def remove(self, task_id: str) -> None:
+        self._tasks.pop(task_id, None)
+
+
+class TaskRunner:
+    """Starts tool calls as tasks and answers the ``tasks/*`` methods of both wire forms.
+
+    Args:
+        store: where records live.
+        default_ttl_ms: a task's lifetime when the client names none (``None``: unlimited).
+        max_ttl_ms: the longest lifetime granted ("Receivers MAY override the requested ttl").
+        poll_interval_ms: the polling interval suggested to clients.
+    """
+
+    def __init__(
+        self,
+        store: TaskStore | None = None,
+        *,
+        default_ttl_ms: int | None = 3_600_000,
+        max_ttl_ms: int = 86_400_000,
+        poll_interval_ms: int = 500,
+    ) -> None:
+        self.store: TaskStore = store if store is not None else InMemoryTaskStore()
+        self.default_ttl_ms = default_ttl_ms
+        self.max_ttl_ms = max_ttl_ms
+        self.poll_interval_ms = poll_interval_ms
+
+    def start(
+        self,
+        work: Callable[[TaskRecord], Awaitable[dict[str, Any]]],
+        ttl_ms: Any = None,
+        on_change: Callable[[TaskRecord], Awaitable[None]] | None = None,
+    ) -> TaskRecord:
+        """Create a task running ``work(record)``; it is in the store before this returns."""
+        ttl = (
+            ttl_ms
+            if isinstance(ttl_ms, int) and not isinstance(ttl_ms, bool) and ttl_ms > 0
+            else self.default_ttl_ms
+        )
+        if ttl is not None:
+            ttl = min(ttl, self.max_ttl_ms)
+        record = TaskRecord(
+            task_id=secrets.token_urlsafe(16),
+            ttl_ms=ttl,
+            poll_interval_ms=self.poll_interval_ms,
+            on_change=on_change,
+        )
+        if ttl is not None:
+            record.expires = time.monotonic() + ttl / 1000
+        self.store.add(record)  # durable before the CreateTaskResult goes out
+        record.runner = asyncio.get_running_loop().create_task(self._run(record, work))
+        return record
+
+    async def _run(self, record: TaskRecord, work: Callable[[TaskRecord], Awaitable[dict[str, Any]]]) -> None:
+        try:
+            result = await work(record)
+        except asyncio.CancelledError:
+            await self._set(record, "cancelled", "The task was cancelled.")
+            return
+        except RPCError as exc:
+            record.error = exc.to_wire()
+            await self._set(record, "failed", exc.message)
+            return
+        except Exception as exc:  # a crash is a protocol-level failure, not a tool error
+            record.error = {"code": -32603, "message": f"Internal error: {type(exc).__name__}: {exc}"}
+            await self._set(record, "failed", record.error["message"])
+            return
+        record.result = result
+        await self._set(record, "completed")
+
+    async def set_status(self, record: TaskRecord, status: TaskStatus, message: str | None = None) -> None:
+        """Move *record* to *status* (if the lifecycle allows) and tell whoever follows it."""
+        await self._set(record, status, message)
+
+    async def _set(self, record: TaskRecord, status: TaskStatus, message: str | None = None) -> None:
+        if record.move(status, message) and record.on_change is not None:
+            await record.on_change(record)
+
+    def find(self, params: dict[str, Any]) -> TaskRecord:
+        """The task named by ``params.taskId``. Raises ``InvalidParams`` for an unknown one."""
+        task_id = params.get("taskId")
+        if not isinstance(task_id, str):
+            raise InvalidParams("params.taskId (a string) is required")
+        record = self.store.get(task_id)
+        if record is None:
+            raise InvalidParams(f"Unknown task: {task_id}", {"taskId": task_id})
+        return record
+
+    async def cancel(self, record: TaskRecord) -> None:
+        """Stop the task and mark it cancelled ("MUST transition the task to cancelled status
+        before sending the response")."""
+        if record.status in TERMINAL:
+            return
+        await self._set(record, "cancelled", "The task was cancelled by request.")
+        if record.runner is not None:
+            record.runner.cancel()
+
+    async def ask(self, record: TaskRecord, key: str, request: dict[str, Any]) -> Any:
+        """Park the task on a question for the client (2026-07-28) until ``tasks/update`` answers."""
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        record.input_requests[key] = request
+        record.answers[key] = future
+        await self._set(record, "input_required")
+        try:
+            return await future
+        finally:
+            record.input_requests.pop(key, None)
+            record.answers.pop(key, None)
+            if not record.input_requests and record.status == "input_required":
+                await self._set(record, "working")
+
+    def answer(self, record: TaskRecord, responses: Any) -> None:
+        """Deliver ``tasks/update`` answers to the questions they name; others are ignored."""
+        if not isinstance(responses, dict):
+            raise InvalidParams("tasks/update requires params.inputResponses (an object)")
+        for key, value in responses.items():
+            future = record.answers.get(key)
+            if future is not None and not future.done():
+                future.set_result(value)
