@@ -84,7 +84,7 @@ class UriTemplate:
         for index, var in enumerate(names):
             group = f"(?P<{_group(var.name)}>"
             if operator == "":
-                parts.append(("," if index else "") + group + r"[^/?#,]*)")
+                parts.append(("," if index else "") + group + r"[^/?#,]*?)")
             elif operator == "+":
                 parts.append(("," if index else "") + group + r"[^?#]*?)")
             elif operator == "#":
