@@ -609,9 +609,13 @@ class Server(LowLevelServer):
         self.listeners.add(listener)
         if self._closing is None:
             self._closing = asyncio.Event()
+        closing = asyncio.ensure_future(self._closing.wait())
+        gone = asyncio.ensure_future(ctx.peer.closed.wait())  # the client went away: stop at once
         try:
-            await self._closing.wait()
+            await asyncio.wait({closing, gone}, return_when=asyncio.FIRST_COMPLETED)
         finally:
+            closing.cancel()
+            gone.cancel()
             self.listeners.discard(listener)
         # The server ends the subscription: a graceful close is a result carrying the id.
         return {"_meta": {META_SUBSCRIPTION_ID: ctx.request_id}}

@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 from typing import Any
 
@@ -373,3 +374,28 @@ def test_batches_are_answered_as_batches_in_2025_03_26() -> None:
     assert by_id[3]["error"]["code"] == -32601
     assert by_id[None]["error"]["code"] == -32600
     assert len(answers) == 4  # the notification gets no answer
+
+
+def test_eof_ends_the_server_promptly_even_with_a_listen_stream_open() -> None:
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    listen = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "subscriptions/listen",
+        "params": {"_meta": meta, "notifications": {"toolsListChanged": True}},
+    }
+    proc = subprocess.Popen(mcpkit_run("notes.py"), stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write((json.dumps(listen) + "\n").encode())
+    proc.stdin.flush()
+    ack = json.loads(proc.stdout.readline())
+    assert ack["method"] == "notifications/subscriptions/acknowledged"
+    assert ack["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == 1
+    started = time.monotonic()
+    proc.stdin.close()
+    assert proc.wait(timeout=10) == 0
+    proc.stdout.close()
+    assert time.monotonic() - started < 2.5  # not the 5 s grace for unfinished requests
