@@ -24,7 +24,7 @@ import logging
 import shlex
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, Final, Self
+from typing import IO, Any, Final, Self
 
 import msgspec
 
@@ -105,6 +105,7 @@ class Client:
         max_input_rounds: how many ``input_required`` rounds one request may take (2026-07-28).
         cache: keep results while their ``ttlMs`` says they are fresh (2026-07-28).
         env, cwd: for the spawned process.
+        stderr: where the spawned server's stderr goes (default: ours; ``subprocess.DEVNULL`` to drop it).
     """
 
     def __init__(
@@ -126,6 +127,7 @@ class Client:
         cache: bool = True,
         env: dict[str, str] | None = None,
         cwd: str | None = None,
+        stderr: int | IO[bytes] | None = None,
     ) -> None:
         if protocol_version is not None and era_of(protocol_version) is None:
             raise ValueError(f"unsupported protocol version {protocol_version!r}")
@@ -159,6 +161,7 @@ class Client:
         self._subscriptions: dict[Any, Subscription] = {}
         self._env = env
         self._cwd = cwd
+        self._stderr = stderr
         self._transport: Transport | None = None
         self._peer: Peer | None = None
         self._reader: asyncio.Task[None] | None = None
@@ -224,7 +227,7 @@ class Client:
             return target  # type: ignore[return-value]  # a Transport given directly
         from .transports.stdio import StdioClientTransport
 
-        return await StdioClientTransport.spawn(command, env=self._env, cwd=self._cwd)
+        return await StdioClientTransport.spawn(command, env=self._env, cwd=self._cwd, stderr=self._stderr)
 
     async def _discover(self, version: str) -> bool:
         """Probe with ``server/discover``; True if the server is modern (and we now speak it)."""
