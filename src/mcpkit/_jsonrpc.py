@@ -156,6 +156,9 @@ def decode(data: bytes | str) -> Event | list[Event | RemoteProtocolError]:
         obj = _decoder.decode(data)
     except (msgspec.DecodeError, UnicodeDecodeError) as exc:
         raise RemoteProtocolError(f"Parse error: {exc}", PARSE_ERROR) from None
+    except RecursionError:
+        # Hostile nesting ([[[[...]]]]) must cost the sender an error, not us the process.
+        raise RemoteProtocolError("Parse error: the JSON is nested too deeply", PARSE_ERROR) from None
     if isinstance(obj, list):
         if not obj:
             raise RemoteProtocolError("an empty batch is not a valid request", INVALID_REQUEST)

@@ -62,6 +62,16 @@ def _error_response(request_id: jsonrpc.RequestId | None, error: RPCError | Remo
     return jsonrpc.encode(jsonrpc.ErrorResponse(id=request_id, error=body))
 
 
+def _result_response(request_id: jsonrpc.RequestId, result: Any) -> bytes:
+    try:
+        return jsonrpc.encode(jsonrpc.Response(id=request_id, result=result))
+    except (TypeError, ValueError, RecursionError) as exc:  # a handler returned something not JSON
+        logger.exception("the result of request %r cannot be encoded", request_id)
+        return _error_response(
+            request_id, RPCError(INTERNAL_ERROR, f"Internal error: unencodable result: {exc}")
+        )
+
+
 class Peer:
     """One end of a JSON-RPC conversation over a :class:`Transport`.
 
@@ -287,7 +297,7 @@ class Peer:
             error = RPCError(INTERNAL_ERROR, f"Internal error: {type(exc).__name__}: {exc}")
             await self._send_quietly(_error_response(request_id, error))
             return
-        await self._send_quietly(jsonrpc.encode(jsonrpc.Response(id=request_id, result=result)))
+        await self._send_quietly(_result_response(request_id, result))
 
     async def _route_batch(self, events: list[jsonrpc.Event | RemoteProtocolError]) -> None:
         answers: list[Awaitable[bytes | None]] = []
@@ -313,7 +323,7 @@ class Peer:
         except Exception as exc:
             logger.exception("handler for request %r failed", request.id)
             return _error_response(request.id, RPCError(INTERNAL_ERROR, f"Internal error: {exc}"))
-        return jsonrpc.encode(jsonrpc.Response(id=request.id, result=result))
+        return _result_response(request.id, result)
 
     async def _send_batch(self, answers: list[Awaitable[bytes | None]]) -> None:
         parts = [part for part in await asyncio.gather(*answers) if part is not None]

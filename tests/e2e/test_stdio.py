@@ -399,3 +399,34 @@ def test_eof_ends_the_server_promptly_even_with_a_listen_stream_open() -> None:
     assert proc.wait(timeout=10) == 0
     proc.stdout.close()
     assert time.monotonic() - started < 2.5  # not the 5 s grace for unfinished requests
+
+
+def test_hostile_nesting_and_unencodable_results_are_errors_not_crashes(tmp_path: Path) -> None:
+    path = tmp_path / "odd.py"
+    path.write_text(
+        textwrap.dedent("""
+        from mcpkit import LowLevelServer
+        server = LowLevelServer("odd")
+        @server.handler("tools/list")
+        async def list_tools(params, ctx):
+            return {"tools": [object()]}
+    """)
+    )
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    deep = (
+        b'{"jsonrpc": "2.0", "id": 1, "method": "x", "params": {"a": '
+        + b"[" * 100_000
+        + b"]" * 100_000
+        + b"}}\n"
+    )
+    odd = (
+        json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"_meta": meta}}).encode()
+        + b"\n"
+    )
+    answers = raw_session(
+        [sys.executable, "-m", "mcpkit", "run", str(path)], [deep, odd, odd.replace(b'"id": 2', b'"id": 3')]
+    )
+    assert [(a["id"], a["error"]["code"]) for a in answers] == [(None, -32700), (2, -32603), (3, -32603)]
