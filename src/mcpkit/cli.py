@@ -73,10 +73,11 @@ def _target_command(target: str) -> list[str]:
 
 def _cmd_run(args: argparse.Namespace) -> int:
     server = load_server(args.server)
-    if args.transport != "stdio":
-        print(f"mcpkit: transport {args.transport!r} is not available yet", file=sys.stderr)
-        return 2
-    server.run("stdio")
+    if args.transport == "http":
+        print(f"mcpkit: serving {args.server} at http://{args.host}:{args.port}/mcp", file=sys.stderr)
+        server.run("http", host=args.host, port=args.port)
+    else:
+        server.run("stdio")
     return 0
 
 
@@ -176,7 +177,9 @@ def _parser() -> argparse.ArgumentParser:
         "run", help="serve a server defined in a Python file", description=load_server.__doc__
     )
     run.add_argument("server", metavar="FILE.py[:OBJECT]")
-    run.add_argument("--transport", choices=["stdio"], default="stdio")
+    run.add_argument("--transport", choices=["stdio", "http"], default="stdio")
+    run.add_argument("--host", default="127.0.0.1", help="HTTP: the address to bind (default: 127.0.0.1)")
+    run.add_argument("--port", type=int, default=8000, help="HTTP: the port (default: 8000)")
     run.set_defaults(handler=_cmd_run)
 
     def client_command(name: str, help_text: str) -> argparse.ArgumentParser:

@@ -382,11 +382,24 @@ class LowLevelServer:
         conn.set_log_level(level)
         return {}
 
-    def run(self, transport: str = "stdio") -> None:
-        """Serve over *transport* until the client goes away (blocking). Only ``"stdio"`` for now."""
-        if transport != "stdio":
-            raise ValueError(f"unknown transport {transport!r}; expected 'stdio'")
-        run_async(self.serve_stdio())
+    def run(self, transport: str = "stdio", *, host: str = "127.0.0.1", port: int = 8000) -> None:
+        """Serve over *transport* (blocking): ``"stdio"`` until the client goes away, or ``"http"``
+        (Streamable HTTP at ``http://host:port/mcp``, served by uvicorn) until interrupted."""
+        if transport == "stdio":
+            run_async(self.serve_stdio())
+        elif transport == "http":
+            import uvicorn
+
+            uvicorn.run(self.http_app(), host=host, port=port, log_level="warning", lifespan="on")
+        else:
+            raise ValueError(f"unknown transport {transport!r}; expected 'stdio' or 'http'")
+
+    def http_app(self, **options: Any) -> Any:
+        """This server as an ASGI app (see :class:`mcpkit.transports.http_server.StreamableHTTPApp`
+        for the options); mount it in any ASGI framework."""
+        from .transports.http_server import StreamableHTTPApp
+
+        return StreamableHTTPApp(self, **options)
 
     async def serve_stdio(self) -> None:
         """Serve this process's stdin/stdout (see :mod:`mcpkit.transports.stdio`)."""

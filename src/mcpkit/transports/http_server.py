@@ -1,0 +1,364 @@
+"""Streamable HTTP, server side: an ASGI app at one endpoint (2026-07-28 era).
+
+Every POST carries one JSON-RPC message. A request is answered with a JSON object, or, as soon as the
+handler sends a notification that belongs to it (progress, a log message, a listen stream's
+notifications), with a Server-Sent Events stream of those notifications followed by the response.
+Closing that stream cancels the request ("closing the SSE response stream is itself the cancellation
+signal").
+
+Before the body is handled, the transport checks what HTTP adds: Host (421) and Origin (403) against
+the allowlists, the body size (413), and the standard headers against the body
+("Servers that process the request body MUST reject requests where the values specified in the
+headers do not match the corresponding values in the request body"): ``MCP-Protocol-Version``,
+``Mcp-Method``, ``Mcp-Name`` (400 with -32020).
+
+Handshake-era sessions (``Mcp-Session-Id``), the GET stream and the 2024-11-05 HTTP+SSE transport are
+not served yet: an ``initialize`` POST is refused with 400 and a message saying so.
+
+This module is imported only when HTTP is used, so ``import mcpkit`` stays free of any HTTP stack.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+from collections.abc import Awaitable, Callable, Iterable, MutableMapping
+from typing import TYPE_CHECKING, Any, Final, cast
+
+from msgspec import UNSET
+
+from .. import _jsonrpc as jsonrpc
+from .._connection import ServerConnection
+from .._errors import (
+    HEADER_MISMATCH,
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    MISSING_CLIENT_CAPABILITY,
+    PARSE_ERROR,
+    UNSUPPORTED_PROTOCOL_VERSION,
+    ConnectionClosed,
+    HeaderMismatch,
+    InvalidRequest,
+    MethodNotFound,
+    RemoteProtocolError,
+    RPCError,
+)
+
+if TYPE_CHECKING:
+    from ..lowlevel import LowLevelServer
+    from ..session import Peer
+
+__all__ = ["StreamableHTTPApp"]
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+DEFAULT_MAX_BODY: Final = 4 * 1024 * 1024
+_LOCAL_HOSTS: Final = ("127.0.0.1", "localhost", "[::1]")
+_NAMED: Final = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+_STATUS: Final = {
+    PARSE_ERROR: 400,
+    INVALID_REQUEST: 400,
+    INVALID_PARAMS: 400,
+    HEADER_MISMATCH: 400,
+    MISSING_CLIENT_CAPABILITY: 400,
+    UNSUPPORTED_PROTOCOL_VERSION: 400,
+    METHOD_NOT_FOUND: 404,
+    INTERNAL_ERROR: 500,
+}
+_JSON: Final = [(b"content-type", b"application/json")]
+_SSE: Final = [
+    (b"content-type", b"text/event-stream"),
+    (b"cache-control", b"no-cache"),
+    (b"x-accel-buffering", b"no"),  # "servers SHOULD include the X-Accel-Buffering: no header"
+]
+
+
+def decode_header_value(value: str) -> str:
+    """A header value, with the ``=?base64?...?=`` sentinel encoding undone.
+
+    Raises:
+        HeaderMismatch: the value is malformed.
+    """
+    if value.startswith("=?base64?") and value.endswith("?="):
+        try:
+            return base64.b64decode(value[9:-2], validate=True).decode("utf-8")
+        except (binascii.Error, UnicodeDecodeError):
+            raise HeaderMismatch(f"malformed base64 header value {value!r}") from None
+    return value
+
+
+class _Exchange:
+    """Stands in for the session's peer during one POST: what the handler sends goes to the response."""
+
+    def __init__(self) -> None:
+        self.outbox: asyncio.Queue[bytes] = asyncio.Queue()
+        self.closed = asyncio.Event()
+
+    async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
+        if self.closed.is_set():
+            raise ConnectionClosed("the client closed the response stream")
+        note = jsonrpc.Notification(method=method, params=params if params is not None else UNSET)
+        self.outbox.put_nowait(jsonrpc.encode(note))
+
+    async def request(self, method: str, params: dict[str, Any] | None = None, **_: Any) -> Any:
+        # "The server MUST NOT send independent JSON-RPC requests on this stream."
+        raise MethodNotFound(
+            "this transport sends no server-to-client requests in protocol revision 2026-07-28"
+        )
+
+
+class StreamableHTTPApp:
+    """An ASGI application serving *server* at *path*.
+
+    Args:
+        server: the MCP server.
+        path: the MCP endpoint.
+        allowed_hosts: Host header values accepted besides localhost (``"example.com"`` or with a port).
+        allowed_origins: Origin values accepted besides local ones (``"https://app.example"``).
+        max_body_bytes: larger POST bodies get 413.
+    """
+
+    def __init__(
+        self,
+        server: LowLevelServer,
+        *,
+        path: str = "/mcp",
+        allowed_hosts: Iterable[str] = (),
+        allowed_origins: Iterable[str] = (),
+        max_body_bytes: int = DEFAULT_MAX_BODY,
+    ) -> None:
+        self.server = server
+        self.path = path
+        self.allowed_hosts = set(allowed_hosts)
+        self.allowed_origins = set(allowed_origins)
+        self.max_body_bytes = max_body_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await _lifespan(receive, send)
+            return
+        if scope["type"] != "http":
+            return
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        if scope["path"] != self.path:
+            await _plain(send, 404, b"not found")
+            return
+        if not self._host_ok(headers.get("host", "")):
+            await _error(
+                send, 421, None, INVALID_REQUEST, "Misdirected request: this Host is not served here"
+            )
+            return
+        origin = headers.get("origin")
+        if origin is not None and not self._origin_ok(origin):
+            await _error(send, 403, None, INVALID_REQUEST, "Forbidden: Origin not allowed")
+            return
+        if scope["method"] != "POST":
+            await _error(send, 405, None, INVALID_REQUEST, "Method not allowed: POST one JSON-RPC message",
+                         [(b"allow", b"POST")])  # fmt: skip
+            return
+        body = await _read_body(receive, self.max_body_bytes)
+        if body is None:
+            await _error(
+                send, 413, None, INVALID_REQUEST, f"Request body larger than {self.max_body_bytes} bytes"
+            )
+            return
+        await self._post(body, headers, receive, send)
+
+    def _host_ok(self, host: str) -> bool:
+        name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
+        return name in _LOCAL_HOSTS or host in self.allowed_hosts or name in self.allowed_hosts
+
+    def _origin_ok(self, origin: str) -> bool:
+        if origin in self.allowed_origins:
+            return True
+        rest = origin.split("://", 1)[-1]
+        return self._host_ok(rest) and rest.split(":")[0] in ("127.0.0.1", "localhost", "[::1]")
+
+    async def _post(self, body: bytes, headers: dict[str, str], receive: Receive, send: Send) -> None:
+        try:
+            decoded = jsonrpc.decode(body)
+        except RemoteProtocolError as exc:
+            await _error(send, 400, exc.request_id, exc.code, str(exc))
+            return
+        if isinstance(decoded, list):
+            await _error(
+                send, 400, None, INVALID_REQUEST, "JSON-RPC batches are not accepted over this transport"
+            )
+            return
+        if isinstance(decoded, jsonrpc.Notification):
+            await _plain(send, 202, b"")
+            return
+        if not isinstance(decoded, jsonrpc.Request):
+            await _error(
+                send, 400, None, INVALID_REQUEST, "clients send requests and notifications, not responses"
+            )
+            return
+        request = decoded
+        try:
+            conn = ServerConnection()
+            if request.method == "initialize":
+                raise InvalidRequest(
+                    "initialize (protocol revisions up to 2025-11-25) is not served over HTTP yet"
+                )
+            scope = conn.admit(request)
+            _check_headers(request, headers, scope.version)
+        except RPCError as exc:
+            await _error(send, _STATUS.get(exc.code, 400), request.id, exc.code, exc.message, data=exc.data)
+            return
+        exchange = _Exchange()
+        peer = cast("Peer", exchange)
+        work = asyncio.ensure_future(self.server._dispatch(peer, conn, request, scope))
+        await _respond(
+            request.id, work, exchange, receive, send, "text/event-stream" in headers.get("accept", "")
+        )
+
+
+def _check_headers(request: jsonrpc.Request, headers: dict[str, str], version: str) -> None:
+    """The standard headers must be there and agree with the body (-32020 otherwise)."""
+    sent_version = headers.get("mcp-protocol-version")
+    if sent_version != version:
+        raise HeaderMismatch(
+            f"Header mismatch: MCP-Protocol-Version {sent_version!r} does not match body {version!r}"
+        )
+    method = headers.get("mcp-method")
+    if method != request.method:
+        raise HeaderMismatch(f"Header mismatch: Mcp-Method {method!r} does not match body {request.method!r}")
+    field = _NAMED.get(request.method)
+    if field is not None:
+        params = request.params if isinstance(request.params, dict) else {}
+        name = headers.get("mcp-name")
+        if name is None:
+            raise HeaderMismatch(f"Header mismatch: Mcp-Name is required for {request.method}")
+        if decode_header_value(name) != params.get(field):
+            raise HeaderMismatch(
+                f"Header mismatch: Mcp-Name header value {name!r} does not match body value {params.get(field)!r}"
+            )
+
+
+async def _respond(
+    request_id: jsonrpc.RequestId,
+    work: asyncio.Future[Any],
+    exchange: _Exchange,
+    receive: Receive,
+    send: Send,
+    accepts_sse: bool,
+) -> None:
+    first = asyncio.ensure_future(exchange.outbox.get())
+    await asyncio.wait({work, first}, return_when=asyncio.FIRST_COMPLETED)
+    if work.done() and (not first.done() or not accepts_sse):
+        first.cancel()
+        await _final_json(request_id, work, send)
+        return
+    if not accepts_sse:  # pragma: no cover - handled above
+        return
+    # A notification came first: the answer becomes an event stream.
+    await send({"type": "http.response.start", "status": 200, "headers": _SSE})
+    disconnected = asyncio.ensure_future(_wait_disconnect(receive))
+    pending: set[asyncio.Future[Any]] = {work, first, disconnected}
+    try:
+        while True:
+            done, _ = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+            if disconnected in done:
+                # "closing the SSE response stream is itself the cancellation signal"
+                exchange.closed.set()
+                work.cancel()
+                return
+            if first in done:
+                await _event(send, first.result())
+                first = asyncio.ensure_future(exchange.outbox.get())
+                pending = {work, first, disconnected}
+                continue
+            while not exchange.outbox.empty():  # notifications sent just before the result
+                await _event(send, exchange.outbox.get_nowait())
+            await _event(send, _answer_bytes(request_id, work))
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+            return
+    finally:
+        exchange.closed.set()
+        first.cancel()
+        disconnected.cancel()
+
+
+def _answer_bytes(request_id: jsonrpc.RequestId, work: asyncio.Future[Any]) -> bytes:
+    exc = work.exception()
+    if isinstance(exc, RPCError):
+        return jsonrpc.encode(jsonrpc.ErrorResponse(id=request_id, error=exc.to_wire()))
+    if exc is not None:
+        error = {"code": INTERNAL_ERROR, "message": f"Internal error: {type(exc).__name__}: {exc}"}
+        return jsonrpc.encode(jsonrpc.ErrorResponse(id=request_id, error=error))
+    return jsonrpc.encode(jsonrpc.Response(id=request_id, result=work.result()))
+
+
+async def _final_json(request_id: jsonrpc.RequestId, work: asyncio.Future[Any], send: Send) -> None:
+    exc = work.exception()
+    status = _STATUS.get(exc.code, 200) if isinstance(exc, RPCError) else (500 if exc is not None else 200)
+    body = _answer_bytes(request_id, work)
+    await send({"type": "http.response.start", "status": status, "headers": _JSON})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def _event(send: Send, data: bytes) -> None:
+    await send(
+        {"type": "http.response.body", "body": b"event: message\ndata: " + data + b"\n\n", "more_body": True}
+    )
+
+
+async def _wait_disconnect(receive: Receive) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass
+
+
+async def _read_body(receive: Receive, limit: int) -> bytes | None:
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return b""
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
+async def _plain(send: Send, status: int, body: bytes) -> None:
+    await send(
+        {"type": "http.response.start", "status": status, "headers": [(b"content-type", b"text/plain")]}
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+async def _error(
+    send: Send,
+    status: int,
+    request_id: jsonrpc.RequestId | None,
+    code: int,
+    message: str,
+    extra_headers: list[tuple[bytes, bytes]] | None = None,
+    data: Any = None,
+) -> None:
+    error: dict[str, Any] = {"code": code, "message": message}
+    if data is not None:
+        error["data"] = data
+    body = jsonrpc.encode(jsonrpc.ErrorResponse(id=request_id, error=error))
+    await send({"type": "http.response.start", "status": status, "headers": _JSON + (extra_headers or [])})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def _lifespan(receive: Receive, send: Send) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            await send({"type": "lifespan.shutdown.complete"})
+            return

@@ -1,0 +1,174 @@
+"""Streamable HTTP (2026-07-28 era) against a real `mcpkit run --transport http` on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from ..conftest import EXAMPLES
+
+pytestmark = pytest.mark.e2e
+
+META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def serve(example: str) -> Iterator[str]:
+    port = free_port()
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "mcpkit",
+            "run",
+            str(EXAMPLES / example),
+            "--transport",
+            "http",
+            "--port",
+            str(port),
+        ],
+        stderr=subprocess.PIPE,
+    )
+    url = f"http://127.0.0.1:{port}/mcp"
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                break
+        except OSError:
+            time.sleep(0.05)
+    try:
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+        assert proc.stderr is not None
+        proc.stderr.close()
+
+
+@pytest.fixture(scope="module")
+def notes_url() -> Iterator[str]:
+    yield from serve("notes.py")
+
+
+def post(url: str, method: str, params: dict[str, Any] | None = None, *, headers: dict[str, str] | None = None,
+         request_id: int = 1, meta: dict[str, Any] | None = None) -> httpx.Response:  # fmt: skip
+    body = {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": method,
+        "params": {"_meta": meta or META, **(params or {})},
+    }
+    standard = {
+        "MCP-Protocol-Version": "2026-07-28",
+        "Mcp-Method": method,
+        "Accept": "application/json, text/event-stream",
+    }
+    return httpx.post(url, json=body, headers={**standard, **(headers or {})}, timeout=10)
+
+
+def test_discover_list_and_call(notes_url: str) -> None:
+    discovered = post(notes_url, "server/discover")
+    assert discovered.status_code == 200 and discovered.headers["content-type"] == "application/json"
+    assert "2026-07-28" in discovered.json()["result"]["supportedVersions"]
+    tools = post(notes_url, "tools/list").json()["result"]
+    assert "create_notebook" in [t["name"] for t in tools["tools"]] and tools["resultType"] == "complete"
+    created = post(
+        notes_url,
+        "tools/call",
+        {"name": "create_notebook", "arguments": {}},
+        headers={"Mcp-Name": "create_notebook"},
+    )
+    assert created.json()["result"]["structuredContent"]["notebook_id"].startswith("nb_")
+
+
+def test_progress_turns_the_answer_into_an_event_stream(notes_url: str) -> None:
+    created = post(
+        notes_url,
+        "tools/call",
+        {"name": "create_notebook", "arguments": {}},
+        headers={"Mcp-Name": "create_notebook"},
+    )
+    notebook = created.json()["result"]["structuredContent"]["notebook_id"]
+    post(
+        notes_url,
+        "tools/call",
+        {"name": "add_note", "arguments": {"notebook_id": notebook, "text": "x"}},
+        headers={"Mcp-Name": "add_note"},
+    )
+    meta = {**META, "progressToken": "p1"}
+    streamed = post(
+        notes_url,
+        "tools/call",
+        {"name": "export", "arguments": {"notebook_id": notebook}},
+        headers={"Mcp-Name": "export"},
+        meta=meta,
+    )
+    assert streamed.headers["content-type"] == "text/event-stream"
+    events = [json.loads(line[6:]) for line in streamed.text.splitlines() if line.startswith("data: ")]
+    assert events[0]["method"] == "notifications/progress" and events[0]["params"]["progressToken"] == "p1"
+    assert events[-1]["id"] == 1 and events[-1]["result"]["content"][0]["text"].startswith("# notes")
+
+
+@pytest.mark.parametrize(
+    ("headers", "method", "params", "status", "code"),
+    [
+        ({"MCP-Protocol-Version": "2025-11-25"}, "tools/list", {}, 400, -32020),
+        ({"Mcp-Method": "prompts/list"}, "tools/list", {}, 400, -32020),
+        ({"Mcp-Name": "other"}, "tools/call", {"name": "create_notebook", "arguments": {}}, 400, -32020),
+        ({}, "tools/call", {"name": "create_notebook", "arguments": {}}, 400, -32020),  # Mcp-Name missing
+        ({}, "no/such/method", {}, 404, -32601),
+        ({"Origin": "https://evil.example"}, "tools/list", {}, 403, -32600),
+        ({"Host": "evil.example"}, "tools/list", {}, 421, -32600),
+    ],
+)
+def test_header_validation(
+    notes_url: str, headers: dict[str, str], method: str, params: dict[str, Any], status: int, code: int
+) -> None:
+    answer = post(notes_url, method, params, headers=headers)
+    assert answer.status_code == status
+    assert answer.json()["error"]["code"] == code
+
+
+def test_base64_names_version_errors_and_bad_bodies(notes_url: str) -> None:
+    encoded = "=?base64?Y3JlYXRlX25vdGVib29r?="  # create_notebook
+    assert (
+        post(
+            notes_url,
+            "tools/call",
+            {"name": "create_notebook", "arguments": {}},
+            headers={"Mcp-Name": encoded},
+        ).status_code
+        == 200
+    )
+    unsupported = post(notes_url, "tools/list", meta={**META, "io.modelcontextprotocol/protocolVersion": "1900-01-01"},
+                       headers={"MCP-Protocol-Version": "1900-01-01"})  # fmt: skip
+    assert unsupported.status_code == 400 and unsupported.json()["error"]["code"] == -32022
+    headers = {
+        "Content-Type": "application/json",
+        "MCP-Protocol-Version": "2026-07-28",
+        "Mcp-Method": "tools/list",
+    }
+    assert httpx.post(notes_url, content=b"{nope", headers=headers).json()["error"]["code"] == -32700
+    assert httpx.post(notes_url, content=b"x" * (5 * 2**20), headers=headers).status_code == 413
+    assert httpx.get(notes_url).status_code == 405
+    note = {"jsonrpc": "2.0", "method": "notifications/whatever"}
+    assert httpx.post(notes_url, json=note, headers=headers).status_code == 202
+    # after all that, the server still serves
+    assert post(notes_url, "tools/list").status_code == 200
