@@ -63,8 +63,10 @@ def load_server(spec: str) -> Any:
     )
 
 
-def _target_command(target: str) -> list[str]:
-    """A TARGET as a command line: a ``.py`` file is served with ``mcpkit run``."""
+def _target_command(target: str) -> list[str] | str:
+    """A TARGET as a command line (a ``.py`` file is served with ``mcpkit run``), or a URL as is."""
+    if target.startswith(("http://", "https://")):
+        return target
     parts = shlex.split(target)
     if len(parts) == 1 and parts[0].endswith(".py") and Path(parts[0]).is_file():
         return [sys.executable, "-m", "mcpkit", "run", parts[0]]

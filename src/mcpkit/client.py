@@ -87,7 +87,8 @@ class Client:
     """A connection to one MCP server.
 
     Args:
-        target: a command line to spawn (a string, split like a shell would, or a list of arguments).
+        target: a command line to spawn (a string, split like a shell would, or a list of arguments),
+            or the URL of a Streamable HTTP endpoint (``http://127.0.0.1:8000/mcp``).
         protocol_version: force this revision instead of negotiating one (any mcpkit supports).
         client_info: our name and version, as the server sees them.
         capabilities: client capabilities to declare (sampling, roots, elicitation...).
@@ -219,6 +220,10 @@ class Client:
 
     async def _open_transport(self) -> Transport:
         target = self._target
+        if isinstance(target, str) and target.startswith(("http://", "https://")):
+            from .transports.http_client import HTTPClientTransport
+
+            return HTTPClientTransport(target)
         if isinstance(target, str):
             command = shlex.split(target)
         elif isinstance(target, (list, tuple)):

@@ -2,7 +2,7 @@
 
     python official_client.py [--mode auto|legacy] [--call NAME JSON]... -- COMMAND [ARGS...]
 
-Connects to the stdio server COMMAND, lists its tools, makes the calls, and prints one JSON object:
+Connects to the stdio server COMMAND (or, with mcp 2.x, the Streamable HTTP URL given instead), lists its tools, makes the calls, and prints one JSON object:
 ``{"protocolVersion", "serverInfo", "tools", "calls"}``. Errors print ``{"error": ...}`` and exit 1.
 
 With ``mcp`` 2.x, ``--mode auto`` (the SDK's default) probes ``server/discover`` and speaks
@@ -26,8 +26,12 @@ def dump(model: Any) -> Any:
 async def with_v2(command: list[str], mode: str, calls: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
     from mcp import Client, StdioServerParameters
 
-    params = StdioServerParameters(command=command[0], args=command[1:])
-    async with Client(params, mode=mode) as client:
+    target: Any = (
+        command[0]
+        if command[0].startswith("http")
+        else StdioServerParameters(command=command[0], args=command[1:])
+    )
+    async with Client(target, mode=mode) as client:
         tools = await client.list_tools()
         results = {name: dump(await client.call_tool(name, arguments)) for name, arguments in calls}
         info = client.server_info

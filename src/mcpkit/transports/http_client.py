@@ -1,0 +1,168 @@
+"""Streamable HTTP, client side, as a message stream the session layer already understands.
+
+Each message the client sends becomes its own POST (in a task of its own, so requests overlap); what
+comes back, a JSON body or the events of an SSE stream, is queued for :meth:`receive` exactly as if
+it had arrived on stdio. The session above therefore needs no HTTP knowledge:
+
+* the standard headers (``MCP-Protocol-Version``, ``Mcp-Method``, ``Mcp-Name``) are taken from the
+  message itself, with the ``=?base64?...?=`` form for values that are not plain ASCII;
+* an HTTP error whose body is not JSON-RPC (a legacy server's 404, say) is turned into a JSON-RPC error
+  for that request, so the era probe sees "any other error" and falls back to ``initialize``;
+* in the handshake era the ``Mcp-Session-Id`` the server assigns is sent back on every later POST, and
+  closing ends the session with DELETE;
+* ``notifications/cancelled`` is not sent: the POST of that request is abandoned instead, which closes
+  its stream ("closing the SSE response stream is itself the cancellation signal").
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import json
+from typing import Any, Final
+
+import httpx
+
+from .._errors import ConnectionClosed
+
+__all__ = ["HTTPClientTransport", "encode_header_value"]
+
+_SAFE: Final = frozenset(chr(c) for c in range(0x20, 0x7F)) | {"\t"}
+_NAMED: Final = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+
+
+def encode_header_value(value: str) -> str:
+    """*value* as a header value: itself when plain ASCII, else the base64 sentinel form."""
+    plain = value and set(value) <= _SAFE and value == value.strip()
+    if plain and not (value.startswith("=?base64?") and value.endswith("?=")):
+        return value
+    return "=?base64?" + base64.b64encode(value.encode()).decode() + "?="
+
+
+class HTTPClientTransport:
+    """Talks to the MCP endpoint at *url*."""
+
+    def __init__(
+        self, url: str, *, headers: dict[str, str] | None = None, timeout: float | None = None
+    ) -> None:
+        self.url = url
+        self._http = httpx.AsyncClient(headers=headers, timeout=httpx.Timeout(timeout, connect=10.0))
+        self._inbox: asyncio.Queue[bytes | None] = asyncio.Queue()
+        self._posts: dict[Any, asyncio.Task[None]] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+        self.session_id: str | None = None
+        self.protocol_version: str | None = None
+        self._closed = False
+
+    async def receive(self) -> bytes:
+        message = await self._inbox.get()
+        if message is None:
+            raise EOFError
+        return message
+
+    async def send(self, message: bytes) -> None:
+        if self._closed:
+            raise ConnectionClosed("the HTTP transport is closed")
+        data = json.loads(message)
+        if data.get("method") == "notifications/cancelled":
+            post = self._posts.get((data.get("params") or {}).get("requestId"))
+            if post is not None:
+                post.cancel()
+            if self.session_id is None:  # the 2026-07-28 way: closing the stream is the cancellation
+                return
+        task = asyncio.ensure_future(self._post(message, data))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        if "id" in data and "method" in data:
+            request_id = data["id"]
+            self._posts[request_id] = task
+
+            def forget(_: asyncio.Task[None]) -> None:
+                self._posts.pop(request_id, None)
+
+            task.add_done_callback(forget)
+
+    def _headers(self, data: dict[str, Any]) -> dict[str, str]:
+        headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+        method = data.get("method")
+        raw_params = data.get("params")
+        params: dict[str, Any] = raw_params if isinstance(raw_params, dict) else {}
+        raw_meta = params.get("_meta")
+        meta: dict[str, Any] = raw_meta if isinstance(raw_meta, dict) else {}
+        version = meta.get("io.modelcontextprotocol/protocolVersion") or self.protocol_version
+        if method == "initialize":
+            version = params.get("protocolVersion")
+        if isinstance(version, str):
+            headers["MCP-Protocol-Version"] = version
+        if isinstance(method, str):
+            headers["Mcp-Method"] = method
+            field = _NAMED.get(method)
+            if field is not None and isinstance(params.get(field), str):
+                headers["Mcp-Name"] = encode_header_value(params[field])
+        if self.session_id is not None:
+            headers["Mcp-Session-Id"] = self.session_id
+        return headers
+
+    async def _post(self, message: bytes, data: dict[str, Any]) -> None:
+        request_id = data.get("id") if "method" in data else None
+        try:
+            async with self._http.stream(
+                "POST", self.url, content=message, headers=self._headers(data)
+            ) as reply:
+                if data.get("method") == "initialize":
+                    self.session_id = reply.headers.get("mcp-session-id")
+                kind = reply.headers.get("content-type", "")
+                if kind.startswith("text/event-stream"):
+                    await self._read_events(reply)
+                    return
+                body = await reply.aread()
+                if reply.status_code == 202 or not body:
+                    return
+                if kind.startswith("application/json") and _is_jsonrpc(body):
+                    self._inbox.put_nowait(body)
+                    if data.get("method") == "initialize" and reply.status_code == 200:
+                        self.protocol_version = json.loads(body).get("result", {}).get("protocolVersion")
+                    return
+                self._fail(request_id, f"HTTP {reply.status_code} from {self.url}", reply.status_code)
+        except asyncio.CancelledError:
+            raise
+        except httpx.HTTPError as exc:
+            self._fail(request_id, f"HTTP request failed: {exc}", None)
+
+    async def _read_events(self, reply: httpx.Response) -> None:
+        data_lines: list[str] = []
+        async for line in reply.aiter_lines():
+            if line.startswith("data:"):
+                data_lines.append(line[5:].lstrip(" "))
+            elif not line and data_lines:
+                self._inbox.put_nowait("\n".join(data_lines).encode())
+                data_lines = []
+        if data_lines:
+            self._inbox.put_nowait("\n".join(data_lines).encode())
+
+    def _fail(self, request_id: Any, message: str, status: int | None) -> None:
+        if request_id is None:
+            return
+        error = {"code": -32600, "message": message, "data": {"httpStatus": status}}
+        self._inbox.put_nowait(json.dumps({"jsonrpc": "2.0", "id": request_id, "error": error}).encode())
+
+    async def aclose(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        for task in list(self._tasks):
+            task.cancel()
+        if self.session_id is not None:  # "clients ... SHOULD send an HTTP DELETE" to end a session
+            with contextlib.suppress(httpx.HTTPError):
+                await self._http.delete(self.url, headers={"Mcp-Session-Id": self.session_id})
+        await self._http.aclose()
+        self._inbox.put_nowait(None)
+
+
+def _is_jsonrpc(body: bytes) -> bool:
+    try:
+        parsed = json.loads(body)
+    except ValueError:
+        return False
+    return isinstance(parsed, (dict, list)) and (isinstance(parsed, list) or parsed.get("jsonrpc") == "2.0")

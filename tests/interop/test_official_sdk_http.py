@@ -1,0 +1,123 @@
+"""Interoperability over Streamable HTTP on 127.0.0.1, with the official `mcp` SDK.
+
+* mcpkit's client against the SDK's HTTP server: 2.3.0 (2026-07-28, and handshake sessions at 2025-11-25
+  and 2025-03-26 with Mcp-Session-Id and DELETE) and 1.30.0 (legacy: the modern probe fails, the client
+  falls back to initialize);
+* the SDK 2.3.0 client against mcpkit's HTTP server (2026-07-28; mcpkit does not serve handshake-era
+  HTTP sessions yet).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mcpkit import Client, TextContent
+
+from ..conftest import EXAMPLES
+from .test_official_sdk import CALLS, PEERS, check_weather, sdk_client
+from .venvs import ensure_venv
+
+pytestmark = [pytest.mark.e2e, pytest.mark.interop]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def http_server(command: list[str], port: int) -> Iterator[str]:
+    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                break
+        except OSError:
+            time.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def sdk2_url() -> Iterator[str]:
+    port = free_port()
+    yield from http_server([sys.executable, str(PEERS / "official_server.py"), "--http", str(port)], port)
+
+
+@pytest.fixture(scope="module")
+def sdk1_url() -> Iterator[str]:
+    python: Path = ensure_venv("mcp1", "mcp==1.30.0")
+    port = free_port()
+    yield from http_server([str(python), str(PEERS / "official_server.py"), "--http", str(port)], port)
+
+
+@pytest.fixture(scope="module")
+def our_url() -> Iterator[str]:
+    port = free_port()
+    command = [
+        sys.executable,
+        "-m",
+        "mcpkit",
+        "run",
+        str(EXAMPLES / "weather.py"),
+        "--transport",
+        "http",
+        "--port",
+        str(port),
+    ]
+    yield from http_server(command, port)
+
+
+async def exercise(url: str, version: str | None, expected: str) -> None:
+    async with Client(url, protocol_version=version) as client:
+        assert client.protocol_version == expected
+        assert client.server_info is not None and client.server_info.name == "sdk-weather"
+        assert {t.name for t in await client.list_tools()} == {"get_weather", "add", "echo", "fail"}
+        assert (await client.call_tool("add", {"a": 2, "b": 40})).content == [TextContent(text="42")]
+        assert (await client.call_tool("echo", {"text": "héllo\nwörld"})).content == [
+            TextContent(text="héllo\nwörld")
+        ]
+        assert (await client.call_tool("fail")).is_error is True
+
+
+@pytest.mark.parametrize(
+    ("version", "expected"),
+    [(None, "2026-07-28"), ("2025-11-25", "2025-11-25"), ("2025-03-26", "2025-03-26")],
+)
+def test_our_client_against_sdk2_http_server(sdk2_url: str, version: str | None, expected: str) -> None:
+    asyncio.run(asyncio.wait_for(exercise(sdk2_url, version, expected), 30))
+
+
+def test_our_client_falls_back_over_http_with_sdk1(sdk1_url: str) -> None:
+    asyncio.run(asyncio.wait_for(exercise(sdk1_url, None, "2025-11-25"), 30))
+
+
+def test_sdk2_client_against_our_http_server(our_url: str) -> None:
+    out: dict[str, Any] = sdk_client(sys.executable, *CALLS, "--", our_url)
+    assert out["protocolVersion"] == "2026-07-28"
+    check_weather(out, structured=True)
+
+
+def test_our_client_against_our_http_server(our_url: str) -> None:
+    async def main() -> None:
+        async with Client(our_url) as client:
+            assert client.protocol_version == "2026-07-28"
+            names = [t.name for t in await client.list_tools()]
+            assert names == ["get_weather", "get_weather_data", "forecast"]
+            data = await client.call_tool("get_weather_data", {"location": "Zürich"})
+            assert data.structured_content["location"] == "Zürich"  # type: ignore[index]
+
+    asyncio.run(asyncio.wait_for(main(), 30))
