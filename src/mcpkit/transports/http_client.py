@@ -106,29 +106,43 @@ class HTTPClientTransport:
 
     async def _post(self, message: bytes, data: dict[str, Any]) -> None:
         request_id = data.get("id") if "method" in data else None
-        try:
-            async with self._http.stream(
-                "POST", self.url, content=message, headers=self._headers(data)
-            ) as reply:
-                if data.get("method") == "initialize":
-                    self.session_id = reply.headers.get("mcp-session-id")
-                kind = reply.headers.get("content-type", "")
-                if kind.startswith("text/event-stream"):
-                    await self._read_events(reply)
+        for attempt in (1, 2):
+            answered = False
+            try:
+                async with self._http.stream(
+                    "POST", self.url, content=message, headers=self._headers(data)
+                ) as reply:
+                    answered = True
+                    await self._take(reply, data, request_id)
+                return
+            except asyncio.CancelledError:
+                raise
+            except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as exc:
+                # A kept-alive connection the server had just closed fails before any answer: the
+                # request never arrived, so it is sent once more on a fresh connection.
+                if answered or attempt == 2:
+                    self._fail(request_id, f"HTTP request failed: {type(exc).__name__}: {exc}", None)
                     return
-                body = await reply.aread()
-                if reply.status_code == 202 or not body:
-                    return
-                if kind.startswith("application/json") and _is_jsonrpc(body):
-                    self._inbox.put_nowait(body)
-                    if data.get("method") == "initialize" and reply.status_code == 200:
-                        self.protocol_version = json.loads(body).get("result", {}).get("protocolVersion")
-                    return
-                self._fail(request_id, f"HTTP {reply.status_code} from {self.url}", reply.status_code)
-        except asyncio.CancelledError:
-            raise
-        except httpx.HTTPError as exc:
-            self._fail(request_id, f"HTTP request failed: {exc}", None)
+            except httpx.HTTPError as exc:
+                self._fail(request_id, f"HTTP request failed: {type(exc).__name__}: {exc}", None)
+                return
+
+    async def _take(self, reply: httpx.Response, data: dict[str, Any], request_id: Any) -> None:
+        if data.get("method") == "initialize":
+            self.session_id = reply.headers.get("mcp-session-id")
+        kind = reply.headers.get("content-type", "")
+        if kind.startswith("text/event-stream"):
+            await self._read_events(reply)
+            return
+        body = await reply.aread()
+        if reply.status_code == 202 or not body:
+            return
+        if kind.startswith("application/json") and _is_jsonrpc(body):
+            self._inbox.put_nowait(body)
+            if data.get("method") == "initialize" and reply.status_code == 200:
+                self.protocol_version = json.loads(body).get("result", {}).get("protocolVersion")
+            return
+        self._fail(request_id, f"HTTP {reply.status_code} from {self.url}", reply.status_code)
 
     async def _read_events(self, reply: httpx.Response) -> None:
         data_lines: list[str] = []
