@@ -158,8 +158,11 @@ def _print_result(console: Any, result: Any) -> None:
             console.print(block.text, style=style, markup=False, highlight=False)
         else:
             console.print(JSON.from_data(msgspec.to_builtins(block)))
-    if result.structured_content is not msgspec.UNSET:
-        console.print("[dim]structured:[/dim]", JSON.from_data(result.structured_content))
+    structured = result.structured_content
+    texts = [block.text for block in result.content if isinstance(block, TextContent)]
+    if structured is not msgspec.UNSET and structured != {"result": texts[0] if texts else None}:
+        # Shown unless it only repeats the text (a tool annotated -> str).
+        console.print("[dim]structured:[/dim]", JSON.from_data(structured))
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
