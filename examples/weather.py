@@ -12,7 +12,7 @@ import zlib
 from dataclasses import dataclass
 from typing import Annotated, Literal
 
-from mcpkit import Server, ToolAnnotations
+from mcpkit import Server, ToolAnnotations, header
 
 server = Server("weather", "1.0.0", instructions="Current weather and forecasts for cities.")
 
@@ -55,8 +55,14 @@ def get_weather_data(location: str, unit: Literal["celsius", "fahrenheit"] = "ce
 
 
 @server.tool(annotations=ToolAnnotations(read_only_hint=True))
-async def forecast(location: str, days: Annotated[int, "Number of days, 1 to 7"] = 3) -> list[str]:
-    """Forecast for the next days, one line per day."""
+async def forecast(
+    location: Annotated[str, header("Location")], days: Annotated[int, "Number of days, 1 to 7"] = 3
+) -> list[str]:
+    """Forecast for the next days, one line per day.
+
+    Over HTTP the location is mirrored into the ``Mcp-Param-Location`` header (``x-mcp-header``), so a
+    proxy can route on it without reading the body.
+    """
     if not 1 <= days <= 7:
         raise ValueError("days must be between 1 and 7")
     return [

@@ -30,6 +30,7 @@ from ._errors import (
     TransportError,
     UnsupportedProtocolVersion,
 )
+from ._headers import header
 from ._versions import LATEST_HANDSHAKE_VERSION, LATEST_VERSION, SUPPORTED_VERSIONS, Era
 from .client import Client
 from .context import Context
@@ -108,4 +109,5 @@ __all__ = [
     "ToolError",
     "TransportError",
     "UnsupportedProtocolVersion",
+    "header",
 ]

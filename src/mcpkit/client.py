@@ -38,12 +38,14 @@ from ._connection import (
 )
 from ._errors import (
     ConnectionClosed,
+    HeaderMismatch,
     MCPError,
     MethodNotFound,
     RequestTimeout,
     RPCError,
     UnsupportedProtocolVersion,
 )
+from ._headers import mirrored_parameters
 from ._jsonrpc import Notification, Request
 from ._versions import (
     CACHEABLE_METHODS,
@@ -73,6 +75,7 @@ from .types import (
 __all__ = ["Client", "Subscription"]
 
 server_logger = logging.getLogger("mcpkit.server_log")
+logger = logging.getLogger("mcpkit.client")
 
 ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None]]
 NotificationCallback = Callable[[str, dict[str, Any]], Awaitable[None]]
@@ -550,8 +553,24 @@ class Client:
     # -- tools, resources, prompts, completion -----------------------------------------------------
 
     async def list_tools(self) -> list[Tool]:
-        """Every tool the server offers, following ``nextCursor`` across pages."""
-        return [msgspec.convert(t, Tool) for t in await self._list_all("tools/list", "tools")]
+        """Every tool the server offers, following ``nextCursor`` across pages.
+
+        Over HTTP, a tool whose ``x-mcp-header`` annotations break the spec's rules is left out, with
+        a warning ("the client MUST exclude the invalid tool from the result of tools/list").
+        """
+        tools = [msgspec.convert(t, Tool) for t in await self._list_all("tools/list", "tools")]
+        mirrored: dict[str, dict[str, tuple[str, ...]]] | None = getattr(self._transport, "mirrored", None)
+        if mirrored is None:
+            return tools
+        kept = []
+        for tool in tools:
+            try:
+                mirrored[tool.name] = mirrored_parameters(tool.input_schema)
+            except ValueError as exc:
+                logger.warning("ignoring tool %r: %s", tool.name, exc)
+                continue
+            kept.append(tool)
+        return kept
 
     async def call_tool(
         self,
@@ -565,7 +584,15 @@ class Client:
         params: dict[str, Any] = {"name": name}
         if arguments is not None:
             params["arguments"] = arguments
-        result = await self.request("tools/call", params, timeout=timeout, on_progress=on_progress)
+        try:
+            result = await self.request("tools/call", params, timeout=timeout, on_progress=on_progress)
+        except HeaderMismatch:
+            if getattr(self._transport, "mirrored", None) is None:
+                raise
+            # "the client SHOULD call tools/list to check for changes to the tool's inputSchema,
+            # then retry the original request with the appropriate headers"
+            await self.list_tools()
+            result = await self.request("tools/call", params, timeout=timeout, on_progress=on_progress)
         return msgspec.convert(result, CallToolResult)
 
     async def list_resources(self) -> list[Resource]:

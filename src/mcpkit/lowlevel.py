@@ -223,6 +223,10 @@ class LowLevelServer:
             if uri in listener.uris:
                 await listener.send("notifications/resources/updated", {"uri": uri})
 
+    def mirrored_parameters(self, tool: str) -> dict[str, tuple[str, ...]]:
+        """``{header: argument path}`` of a tool's ``x-mcp-header`` parameters (HTTP checks them)."""
+        return {}
+
     def session_listener(self, conn: ServerConnection) -> Listener | None:
         """The listener of *conn*'s handshake-era session, once it is initialized."""
         return self._session_listeners.get(conn)

@@ -45,6 +45,7 @@ from ._errors import (
     RPCError,
     ToolError,
 )
+from ._headers import mirrored_parameters
 from ._prompts import PromptRegistry, to_messages
 from ._resources import ResourceRegistry, to_contents
 from ._signature import ArgumentError, ToolSignature, inspect_function
@@ -96,6 +97,7 @@ class _RegisteredTool:
     signature: ToolSignature
     wire: dict[str, Any]  # the Tool as the newest revision lists it
     task_support: TaskSupport = "forbidden"
+    mirrored: dict[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)  # x-mcp-header
 
 
 class Server(LowLevelServer):
@@ -247,11 +249,18 @@ class Server(LowLevelServer):
             meta=meta if meta is not None else msgspec.UNSET,
             execution={"taskSupport": task_support} if task_support != "forbidden" else msgspec.UNSET,
         )
-        self._tools[tool_name] = _RegisteredTool(fn, signature, msgspec.to_builtins(definition), task_support)
+        mirrored = mirrored_parameters(signature.input_schema)  # raises ValueError for a bad x-mcp-header
+        self._tools[tool_name] = _RegisteredTool(
+            fn, signature, msgspec.to_builtins(definition), task_support, mirrored
+        )
         if not use_output:
             self._tools[tool_name].signature = _without_output(signature)
         self._changed("tools")
         return definition
+
+    def mirrored_parameters(self, tool: str) -> dict[str, tuple[str, ...]]:
+        registered = self._tools.get(tool)
+        return registered.mirrored if registered is not None else {}
 
     def remove_tool(self, name: str) -> None:
         """Unregister a tool. Raises ``KeyError`` if there is none of that name."""

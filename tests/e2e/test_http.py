@@ -172,3 +172,37 @@ def test_base64_names_version_errors_and_bad_bodies(notes_url: str) -> None:
     assert httpx.post(notes_url, json=note, headers=headers).status_code == 202
     # after all that, the server still serves
     assert post(notes_url, "tools/list").status_code == 200
+
+
+@pytest.fixture(scope="module")
+def weather_url() -> Iterator[str]:
+    yield from serve("weather.py")
+
+
+def test_mirrored_parameters_are_checked(weather_url: str) -> None:
+    call = {"name": "forecast", "arguments": {"location": "Zürich", "days": 2}}
+    base = {"Mcp-Name": "forecast"}
+    missing = post(weather_url, "tools/call", call, headers=base)
+    assert missing.status_code == 400 and missing.json()["error"]["code"] == -32020
+    wrong = post(weather_url, "tools/call", call, headers={**base, "Mcp-Param-Location": "Bern"})
+    assert wrong.status_code == 400 and "Mcp-Param-Location" in wrong.json()["error"]["message"]
+    right = post(
+        weather_url, "tools/call", call, headers={**base, "Mcp-Param-Location": "=?base64?WsO8cmljaA==?="}
+    )
+    assert right.status_code == 200 and "day 1" in right.json()["result"]["content"][0]["text"]
+
+
+def test_our_client_mirrors_parameters_by_itself(weather_url: str) -> None:
+    import asyncio
+
+    from mcpkit import Client
+
+    async def main() -> None:
+        async with Client(weather_url) as client:
+            # Not listed first: the server's -32020 makes the client list the tools and retry.
+            result = await client.call_tool("forecast", {"location": "Zürich", "days": 1})
+            assert result.structured_content == {
+                "result": ["day 1: " + result.structured_content["result"][0][7:]]
+            }  # type: ignore[index]
+
+    asyncio.run(asyncio.wait_for(main(), 20))

@@ -17,7 +17,6 @@ it had arrived on stdio. The session above therefore needs no HTTP knowledge:
 from __future__ import annotations
 
 import asyncio
-import base64
 import contextlib
 import json
 from typing import Any, Final
@@ -25,19 +24,11 @@ from typing import Any, Final
 import httpx
 
 from .._errors import ConnectionClosed
+from .._headers import encode_header_value, header_value_of, value_at
 
-__all__ = ["HTTPClientTransport", "encode_header_value"]
+__all__ = ["HTTPClientTransport"]
 
-_SAFE: Final = frozenset(chr(c) for c in range(0x20, 0x7F)) | {"\t"}
 _NAMED: Final = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
-
-
-def encode_header_value(value: str) -> str:
-    """*value* as a header value: itself when plain ASCII, else the base64 sentinel form."""
-    plain = value and set(value) <= _SAFE and value == value.strip()
-    if plain and not (value.startswith("=?base64?") and value.endswith("?=")):
-        return value
-    return "=?base64?" + base64.b64encode(value.encode()).decode() + "?="
 
 
 class HTTPClientTransport:
@@ -52,6 +43,8 @@ class HTTPClientTransport:
         self._posts: dict[Any, asyncio.Task[None]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self.session_id: str | None = None
+        #: Per tool, the ``x-mcp-header`` parameters to mirror (the client fills it from tools/list).
+        self.mirrored: dict[str, dict[str, tuple[str, ...]]] = {}
         self.protocol_version: str | None = None
         self._closed = False
 
@@ -100,6 +93,11 @@ class HTTPClientTransport:
             field = _NAMED.get(method)
             if field is not None and isinstance(params.get(field), str):
                 headers["Mcp-Name"] = encode_header_value(params[field])
+            if method == "tools/call":
+                for header, path in self.mirrored.get(str(params.get("name")), {}).items():
+                    value = header_value_of(value_at(params.get("arguments"), path))
+                    if value is not None:
+                        headers[f"Mcp-Param-{header}"] = value
         if self.session_id is not None:
             headers["Mcp-Session-Id"] = self.session_id
         return headers

@@ -21,8 +21,6 @@ This module is imported only when HTTP is used, so ``import mcpkit`` stays free 
 from __future__ import annotations
 
 import asyncio
-import base64
-import binascii
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from typing import TYPE_CHECKING, Any, Final, cast
 
@@ -46,6 +44,7 @@ from .._errors import (
     RemoteProtocolError,
     RPCError,
 )
+from .._headers import decode_header_value, matches, value_at
 
 if TYPE_CHECKING:
     from ..lowlevel import LowLevelServer
@@ -77,20 +76,6 @@ _SSE: Final = [
     (b"cache-control", b"no-cache"),
     (b"x-accel-buffering", b"no"),  # "servers SHOULD include the X-Accel-Buffering: no header"
 ]
-
-
-def decode_header_value(value: str) -> str:
-    """A header value, with the ``=?base64?...?=`` sentinel encoding undone.
-
-    Raises:
-        HeaderMismatch: the value is malformed.
-    """
-    if value.startswith("=?base64?") and value.endswith("?="):
-        try:
-            return base64.b64decode(value[9:-2], validate=True).decode("utf-8")
-        except (binascii.Error, UnicodeDecodeError):
-            raise HeaderMismatch(f"malformed base64 header value {value!r}") from None
-    return value
 
 
 class _Exchange:
@@ -207,7 +192,7 @@ class StreamableHTTPApp:
                     "initialize (protocol revisions up to 2025-11-25) is not served over HTTP yet"
                 )
             scope = conn.admit(request)
-            _check_headers(request, headers, scope.version)
+            _check_headers(request, headers, scope.version, self.server.mirrored_parameters)
         except RPCError as exc:
             await _error(send, _STATUS.get(exc.code, 400), request.id, exc.code, exc.message, data=exc.data)
             return
@@ -219,7 +204,12 @@ class StreamableHTTPApp:
         )
 
 
-def _check_headers(request: jsonrpc.Request, headers: dict[str, str], version: str) -> None:
+def _check_headers(
+    request: jsonrpc.Request,
+    headers: dict[str, str],
+    version: str,
+    mirrored: Callable[[str], dict[str, tuple[str, ...]]],
+) -> None:
     """The standard headers must be there and agree with the body (-32020 otherwise)."""
     sent_version = headers.get("mcp-protocol-version")
     if sent_version != version:
@@ -235,9 +225,42 @@ def _check_headers(request: jsonrpc.Request, headers: dict[str, str], version: s
         name = headers.get("mcp-name")
         if name is None:
             raise HeaderMismatch(f"Header mismatch: Mcp-Name is required for {request.method}")
-        if decode_header_value(name) != params.get(field):
+        if _decoded(name) != params.get(field):
             raise HeaderMismatch(
                 f"Header mismatch: Mcp-Name header value {name!r} does not match body value {params.get(field)!r}"
+            )
+    if request.method == "tools/call":
+        _check_parameter_headers(request, headers, mirrored)
+
+
+def _decoded(value: str) -> str:
+    try:
+        return decode_header_value(value)
+    except ValueError as exc:
+        raise HeaderMismatch(f"Header mismatch: {exc}") from None
+
+
+def _check_parameter_headers(
+    request: jsonrpc.Request, headers: dict[str, str], mirrored: Callable[[str], dict[str, tuple[str, ...]]]
+) -> None:
+    """``Mcp-Param-*`` headers must be present for every mirrored argument, and agree with it."""
+    params = request.params if isinstance(request.params, dict) else {}
+    name = params.get("name")
+    if not isinstance(name, str):
+        return
+    arguments = params.get("arguments")
+    for header, path in mirrored(name).items():
+        value = value_at(arguments, path)
+        if value is None:
+            continue  # "Server MUST NOT expect the header"
+        sent = headers.get(f"mcp-param-{header.lower()}")
+        if sent is None:
+            raise HeaderMismatch(
+                f"Header mismatch: Mcp-Param-{header} is required when {'.'.join(path)} is given"
+            )
+        if not matches(_decoded(sent), value):
+            raise HeaderMismatch(
+                f"Header mismatch: Mcp-Param-{header} value {sent!r} does not match body value {value!r}"
             )
 
 
