@@ -277,30 +277,44 @@ class LowLevelServer:
             if request.method == "initialize":
                 # Answered here, before the next message is read: whatever follows initialize on
                 # the wire must already see the negotiated session.
-                result = self._initialize(conn, scope)
-                listener = Listener(peer, kinds=set(self.list_changed_kinds))
-                self._session_listeners[conn] = listener
-                self.listeners.add(listener)
-                return ready(result)
+                return ready(self.open_session(conn, scope, peer))
             return self._dispatch(peer, conn, request, scope)
 
         async def on_notification(notification: jsonrpc.Notification) -> None:
-            conn.notification_received(notification)
-            handler = self._notification_handlers.get(notification.method)
-            if handler is not None:
-                await handler(notification.params if isinstance(notification.params, dict) else {})
+            await self.session_notification(conn, notification)
 
         peer = Peer(transport, on_request=on_request, on_notification=on_notification, decode=conn.receive)
         try:
             await peer.run()
             await peer.drain(drain_seconds)
         finally:
-            listener = self._session_listeners.pop(conn, None)
-            if listener is not None:
-                self.listeners.discard(listener)
-            for other in [item for item in self.listeners if item.peer is peer]:
-                self.listeners.discard(other)
+            self.close_session(conn, peer)
             await transport.aclose()
+
+    def open_session(self, conn: ServerConnection, scope: Scope, peer: Peer) -> dict[str, Any]:
+        """Answer ``initialize`` on *conn* and start telling its session about changes.
+
+        Transports call this (stdio for its one connection, HTTP once per session)."""
+        result = self._initialize(conn, scope)
+        listener = Listener(peer, kinds=set(self.list_changed_kinds))
+        self._session_listeners[conn] = listener
+        self.listeners.add(listener)
+        return result
+
+    async def session_notification(self, conn: ServerConnection, notification: jsonrpc.Notification) -> None:
+        """A notification from the client of *conn*: lifecycle first, then any registered handler."""
+        conn.notification_received(notification)
+        handler = self._notification_handlers.get(notification.method)
+        if handler is not None:
+            await handler(notification.params if isinstance(notification.params, dict) else {})
+
+    def close_session(self, conn: ServerConnection, peer: Peer) -> None:
+        """Forget *conn*'s session and every listen stream of *peer*."""
+        listener = self._session_listeners.pop(conn, None)
+        if listener is not None:
+            self.listeners.discard(listener)
+        for other in [item for item in self.listeners if item.peer is peer]:
+            self.listeners.discard(other)
 
     def _initialize(self, conn: ServerConnection, scope: Scope) -> dict[str, Any]:
         try:
