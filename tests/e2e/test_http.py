@@ -206,3 +206,107 @@ def test_our_client_mirrors_parameters_by_itself(weather_url: str) -> None:
             }  # type: ignore[index]
 
     asyncio.run(asyncio.wait_for(main(), 20))
+
+
+@pytest.fixture(scope="module")
+def travel_url() -> Iterator[str]:
+    yield from serve("travel.py")
+
+
+def initialize(url: str, version: str = "2025-11-25") -> str:
+    body = {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": version,
+            "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "1"},
+        },
+    }
+    answer = httpx.post(url, json=body, headers={"Accept": "application/json, text/event-stream"}, timeout=10)
+    assert answer.status_code == 200 and answer.json()["result"]["protocolVersion"] == version
+    return answer.headers["mcp-session-id"]
+
+
+def test_handshake_sessions_over_http(notes_url: str) -> None:
+    session = initialize(notes_url)
+    assert len(session) >= 32
+    headers = {
+        "Mcp-Session-Id": session,
+        "MCP-Protocol-Version": "2025-11-25",
+        "Accept": "application/json, text/event-stream",
+    }
+    listed = httpx.post(
+        notes_url, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, headers=headers, timeout=10
+    )
+    assert listed.status_code == 200 and "resultType" not in listed.json()["result"]
+    note = httpx.post(
+        notes_url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers, timeout=10
+    )
+    assert note.status_code == 202
+    missing = httpx.post(notes_url, json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, timeout=10)
+    assert missing.status_code == 400
+    unknown = httpx.post(
+        notes_url,
+        json={"jsonrpc": "2.0", "id": 3, "method": "tools/list"},
+        headers={"Mcp-Session-Id": "nope"},
+        timeout=10,
+    )
+    assert unknown.status_code == 404
+    wrong_version = httpx.post(
+        notes_url,
+        json={"jsonrpc": "2.0", "id": 4, "method": "tools/list"},
+        headers={**headers, "MCP-Protocol-Version": "2025-06-18"},
+        timeout=10,
+    )
+    assert wrong_version.status_code == 400
+    unknown_method = httpx.post(
+        notes_url, json={"jsonrpc": "2.0", "id": 5, "method": "nope"}, headers=headers, timeout=10
+    )
+    assert unknown_method.status_code == 200 and unknown_method.json()["error"]["code"] == -32601
+    with httpx.stream("GET", notes_url, headers=headers, timeout=10) as stream:
+        assert stream.status_code == 200 and stream.headers["content-type"] == "text/event-stream"
+        second = httpx.get(notes_url, headers=headers, timeout=10)
+        assert second.status_code == 409
+    assert httpx.delete(notes_url, headers=headers, timeout=10).status_code == 200
+    gone = httpx.post(
+        notes_url, json={"jsonrpc": "2.0", "id": 6, "method": "tools/list"}, headers=headers, timeout=10
+    )
+    assert gone.status_code == 404
+
+
+def test_2025_03_26_batches_over_http(notes_url: str) -> None:
+    session = initialize(notes_url, "2025-03-26")
+    headers = {"Mcp-Session-Id": session, "Accept": "application/json, text/event-stream"}
+    batch = [
+        {"jsonrpc": "2.0", "id": 1, "method": "ping"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+    ]
+    answers = httpx.post(notes_url, json=batch, headers=headers, timeout=10).json()
+    assert sorted(a["id"] for a in answers) == [1, 2]
+    other = initialize(notes_url, "2025-06-18")
+    refused = httpx.post(notes_url, json=batch, headers={**headers, "Mcp-Session-Id": other}, timeout=10)
+    assert refused.status_code == 400
+
+
+@pytest.mark.parametrize("version", [None, "2025-11-25", "2025-06-18"])
+def test_a_tool_asks_back_over_http_in_both_eras(travel_url: str, version: str | None) -> None:
+    import asyncio
+
+    from mcpkit import Client
+
+    async def elicit(params: dict[str, Any]) -> dict[str, Any]:
+        return {"action": "accept", "content": {"confirm": True, "travellers": 4}}
+
+    async def sample(params: dict[str, Any]) -> dict[str, Any]:
+        return {"role": "assistant", "content": {"type": "text", "text": "swim"}, "model": "m"}
+
+    async def main() -> None:
+        async with Client(
+            travel_url, protocol_version=version, elicitation=elicit, sampling=sample
+        ) as client:
+            result = await client.call_tool("plan_trip", {"destination": "Nice"})
+            assert result.content[0].text == "Trip to Nice for 4 (medium budget). Idea: swim"  # type: ignore[union-attr]
+
+    asyncio.run(asyncio.wait_for(main(), 20))

@@ -121,3 +121,17 @@ def test_our_client_against_our_http_server(our_url: str) -> None:
             assert data.structured_content["location"] == "Zürich"  # type: ignore[index]
 
     asyncio.run(asyncio.wait_for(main(), 30))
+
+
+def test_sdk2_legacy_client_against_our_http_server(our_url: str) -> None:
+    out: dict[str, Any] = sdk_client(sys.executable, "--mode", "legacy", *CALLS, "--", our_url)
+    assert out["protocolVersion"] == "2025-11-25"
+    check_weather(out, structured=True)
+
+
+def test_sdk1_client_against_our_http_server(our_url: str) -> None:
+    python = ensure_venv("mcp1", "mcp==1.30.0")
+    script = PEERS / "official_http_client_v1.py"
+    proc = subprocess.run([str(python), str(script), our_url], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == ["2025-11-25 weather", "Current weather in Rome:"]

@@ -12,8 +12,11 @@ the allowlists, the body size (413), and the standard headers against the body
 headers do not match the corresponding values in the request body"): ``MCP-Protocol-Version``,
 ``Mcp-Method``, ``Mcp-Name`` (400 with -32020).
 
-Handshake-era sessions (``Mcp-Session-Id``), the GET stream and the 2024-11-05 HTTP+SSE transport are
-not served yet: an ``initialize`` POST is refused with 400 and a message saying so.
+Handshake-era clients get sessions: ``initialize`` returns an ``Mcp-Session-Id`` (random, 192 bits)
+that every later POST must carry (400 without, 404 once ended); the client answers our requests by
+POSTing responses; GET opens the session's stream for messages that belong to no request; DELETE ends
+the session, and so does a long idle time. Not yet: resumable streams (event ids, ``Last-Event-ID``)
+and the 2024-11-05 HTTP+SSE transport.
 
 This module is imported only when HTTP is used, so ``import mcpkit`` stays free of any HTTP stack.
 """
@@ -21,6 +24,10 @@ This module is imported only when HTTP is used, so ``import mcpkit`` stays free 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
+import secrets
+import time
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from typing import TYPE_CHECKING, Any, Final, cast
 
@@ -39,7 +46,6 @@ from .._errors import (
     UNSUPPORTED_PROTOCOL_VERSION,
     ConnectionClosed,
     HeaderMismatch,
-    InvalidRequest,
     MethodNotFound,
     RemoteProtocolError,
     RPCError,
@@ -98,6 +104,71 @@ class _Exchange:
         )
 
 
+#: The POST whose response stream a handler's messages belong to (handshake-era sessions).
+_current: contextvars.ContextVar[_Exchange | None] = contextvars.ContextVar(
+    "mcpkit_http_exchange", default=None
+)
+
+
+class _SessionPeer:
+    """The server's way back to the client of one handshake-era session.
+
+    A message sent while a POST is being answered goes on that POST's stream; anything else goes
+    on the session's standalone GET stream, if the client opened one.
+    """
+
+    def __init__(self) -> None:
+        self.closed = asyncio.Event()
+        self.standalone: asyncio.Queue[bytes] | None = None
+        self.waiting: dict[jsonrpc.RequestId, asyncio.Future[Any]] = {}
+        self._next_id = 0
+
+    def _deliver(self, data: bytes) -> None:
+        exchange = _current.get()
+        if exchange is not None and not exchange.closed.is_set():
+            exchange.outbox.put_nowait(data)
+        elif self.standalone is not None:
+            self.standalone.put_nowait(data)
+        else:
+            raise ConnectionClosed("no open stream to the client (open one with GET)")
+
+    async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
+        note = jsonrpc.Notification(method=method, params=params if params is not None else UNSET)
+        self._deliver(jsonrpc.encode(note))
+
+    async def request(self, method: str, params: dict[str, Any] | None = None, **_: Any) -> Any:
+        self._next_id += 1
+        request_id = f"srv-{self._next_id}"
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self.waiting[request_id] = future
+        try:
+            message = jsonrpc.Request(
+                id=request_id, method=method, params=params if params is not None else UNSET
+            )
+            self._deliver(jsonrpc.encode(message))
+            return await future
+        finally:
+            self.waiting.pop(request_id, None)
+
+    def settle(self, answer: jsonrpc.Response | jsonrpc.ErrorResponse) -> None:
+        future = self.waiting.get(answer.id) if answer.id is not None else None
+        if future is None or future.done():
+            return
+        if isinstance(answer, jsonrpc.Response):
+            future.set_result(answer.result)
+        else:
+            future.set_exception(RPCError.from_wire(answer.error))
+
+
+class _Session:
+    def __init__(self) -> None:
+        self.id = secrets.token_urlsafe(24)  # "cryptographically secure": it is a bearer of the session
+        self.conn = ServerConnection()
+        self.peer = _SessionPeer()
+        self.running: dict[jsonrpc.RequestId, asyncio.Future[Any]] = {}
+        self.touched = time.monotonic()
+
+
 class StreamableHTTPApp:
     """An ASGI application serving *server* at *path*.
 
@@ -107,6 +178,7 @@ class StreamableHTTPApp:
         allowed_hosts: Host header values accepted besides localhost (``"example.com"`` or with a port).
         allowed_origins: Origin values accepted besides local ones (``"https://app.example"``).
         max_body_bytes: larger POST bodies get 413.
+        session_idle_seconds: a handshake-era session unused this long is ended, so memory stays bounded.
     """
 
     def __init__(
@@ -117,8 +189,11 @@ class StreamableHTTPApp:
         allowed_hosts: Iterable[str] = (),
         allowed_origins: Iterable[str] = (),
         max_body_bytes: int = DEFAULT_MAX_BODY,
+        session_idle_seconds: float = 1800.0,
     ) -> None:
         self.server = server
+        self.sessions: dict[str, _Session] = {}
+        self.session_idle_seconds = session_idle_seconds
         self.path = path
         self.allowed_hosts = set(allowed_hosts)
         self.allowed_origins = set(allowed_origins)
@@ -142,6 +217,15 @@ class StreamableHTTPApp:
         origin = headers.get("origin")
         if origin is not None and not self._origin_ok(origin):
             await _error(send, 403, None, INVALID_REQUEST, "Forbidden: Origin not allowed")
+            return
+        self._expire_idle()
+        if scope["method"] in ("GET", "DELETE") and "mcp-session-id" in headers:
+            session = await self._session_for(headers, send)
+            if session is not None and scope["method"] == "GET":
+                await self._standalone_stream(session, receive, send)
+            elif session is not None:
+                self._end(session)
+                await _plain(send, 200, b"")
             return
         if scope["method"] != "POST":
             await _error(send, 405, None, INVALID_REQUEST, "Method not allowed: POST one JSON-RPC message",
@@ -172,36 +256,199 @@ class StreamableHTTPApp:
             await _error(send, 400, exc.request_id, exc.code, str(exc))
             return
         if isinstance(decoded, list):
-            await _error(
-                send, 400, None, INVALID_REQUEST, "JSON-RPC batches are not accepted over this transport"
-            )
+            await self._batch(decoded, headers, send)
+            return
+        if isinstance(decoded, jsonrpc.Request) and _is_stateless(decoded):
+            await self._stateless(decoded, headers, receive, send)
+            return
+        if isinstance(decoded, jsonrpc.Request) and decoded.method == "initialize":
+            await self._initialize(decoded, headers, send)
+            return
+        if isinstance(decoded, jsonrpc.Notification) and "mcp-session-id" not in headers:
+            await _plain(send, 202, b"")  # outside a session nothing listens for it; accepting is harmless
+            return
+        session = await self._session_for(headers, send, decoded)
+        if session is None:
             return
         if isinstance(decoded, jsonrpc.Notification):
+            if decoded.method == "notifications/cancelled":
+                params = decoded.params if isinstance(decoded.params, dict) else {}
+                task = session.running.get(params.get("requestId"))  # type: ignore[arg-type]
+                if task is not None:
+                    task.cancel()
+            await self.server.session_notification(session.conn, decoded)
             await _plain(send, 202, b"")
             return
         if not isinstance(decoded, jsonrpc.Request):
-            await _error(
-                send, 400, None, INVALID_REQUEST, "clients send requests and notifications, not responses"
-            )
+            session.peer.settle(decoded)  # the client's answer to one of our requests
+            await _plain(send, 202, b"")
             return
-        request = decoded
+        await self._in_session(session, decoded, headers, receive, send)
+
+    async def _stateless(
+        self, request: jsonrpc.Request, headers: dict[str, str], receive: Receive, send: Send
+    ) -> None:
         try:
             conn = ServerConnection()
-            if request.method == "initialize":
-                raise InvalidRequest(
-                    "initialize (protocol revisions up to 2025-11-25) is not served over HTTP yet"
-                )
             scope = conn.admit(request)
             _check_headers(request, headers, scope.version, self.server.mirrored_parameters)
         except RPCError as exc:
             await _error(send, _STATUS.get(exc.code, 400), request.id, exc.code, exc.message, data=exc.data)
             return
         exchange = _Exchange()
-        peer = cast("Peer", exchange)
-        work = asyncio.ensure_future(self.server._dispatch(peer, conn, request, scope))
-        await _respond(
-            request.id, work, exchange, receive, send, "text/event-stream" in headers.get("accept", "")
-        )
+        work = asyncio.ensure_future(self.server._dispatch(cast("Peer", exchange), conn, request, scope))
+        await _respond(request.id, work, exchange, receive, send, _accepts_sse(headers), _STATUS)
+
+    async def _initialize(self, request: jsonrpc.Request, headers: dict[str, str], send: Send) -> None:
+        session = _Session()
+        try:
+            scope = session.conn.admit(request)
+            result = self.server.open_session(session.conn, scope, cast("Peer", session.peer))
+        except RPCError as exc:
+            await _error(send, 200, request.id, exc.code, exc.message, data=exc.data)
+            return
+        self.sessions[session.id] = session
+        body = jsonrpc.encode(jsonrpc.Response(id=request.id, result=result))
+        session_header = [(b"mcp-session-id", session.id.encode())]
+        await send({"type": "http.response.start", "status": 200, "headers": _JSON + session_header})
+        await send({"type": "http.response.body", "body": body})
+
+    async def _session_for(
+        self, headers: dict[str, str], send: Send, message: jsonrpc.Event | None = None
+    ) -> _Session | None:
+        """The session a request names; answers 400 (none named) or 404 (unknown or ended) itself."""
+        request_id = message.id if isinstance(message, jsonrpc.Request) else None
+        session_id = headers.get("mcp-session-id")
+        if session_id is None:
+            await _error(
+                send, 400, request_id, INVALID_REQUEST, "Bad Request: Mcp-Session-Id header is required"
+            )
+            return None
+        session = self.sessions.get(session_id)
+        if session is None:
+            await _error(send, 404, request_id, INVALID_REQUEST, "Session not found: initialize a new one")
+            return None
+        negotiated = session.conn.session.version if session.conn.session is not None else None
+        sent = headers.get("mcp-protocol-version")
+        if sent is not None and negotiated is not None and sent != negotiated:
+            await _error(send, 400, request_id, INVALID_REQUEST,
+                         f"Bad Request: MCP-Protocol-Version {sent!r} is not the session's {negotiated!r}")  # fmt: skip
+            return None
+        session.touched = time.monotonic()
+        return session
+
+    async def _in_session(
+        self,
+        session: _Session,
+        request: jsonrpc.Request,
+        headers: dict[str, str],
+        receive: Receive,
+        send: Send,
+    ) -> None:
+        try:
+            scope = session.conn.admit(request)
+        except RPCError as exc:
+            await _error(send, 200, request.id, exc.code, exc.message, data=exc.data)
+            return
+        exchange = _Exchange()
+        token = _current.set(exchange)  # the handler's task inherits it: its messages ride this POST
+        try:
+            work = asyncio.ensure_future(
+                self.server._dispatch(cast("Peer", session.peer), session.conn, request, scope)
+            )
+        finally:
+            _current.reset(token)
+        session.running[request.id] = work
+        work.add_done_callback(lambda _: session.running.pop(request.id, None))
+        await _respond(request.id, work, exchange, receive, send, _accepts_sse(headers), {})
+
+    async def _batch(
+        self, members: list[jsonrpc.Event | RemoteProtocolError], headers: dict[str, str], send: Send
+    ) -> None:
+        # JSON-RPC batches exist only in 2025-03-26, and only inside a session of that revision.
+        session = self.sessions.get(headers.get("mcp-session-id", ""))
+        if session is None or session.conn.session is None or not session.conn.session.has("batch"):
+            await _error(send, 400, None, INVALID_REQUEST, "JSON-RPC batches are not accepted here")
+            return
+        session.touched = time.monotonic()
+        answers: list[bytes] = []
+        for member in members:
+            if isinstance(member, RemoteProtocolError):
+                answers.append(
+                    jsonrpc.encode(
+                        jsonrpc.ErrorResponse(
+                            id=member.request_id, error={"code": member.code, "message": str(member)}
+                        )
+                    )
+                )
+            elif isinstance(member, jsonrpc.Notification):
+                await self.server.session_notification(session.conn, member)
+            elif isinstance(member, jsonrpc.Request):
+                try:
+                    scope = session.conn.admit(member)
+                    result = await self.server._dispatch(
+                        cast("Peer", session.peer), session.conn, member, scope
+                    )
+                    answers.append(jsonrpc.encode(jsonrpc.Response(id=member.id, result=result)))
+                except RPCError as exc:
+                    answers.append(jsonrpc.encode(jsonrpc.ErrorResponse(id=member.id, error=exc.to_wire())))
+            else:
+                session.peer.settle(member)
+        if not answers:
+            await _plain(send, 202, b"")
+            return
+        await send({"type": "http.response.start", "status": 200, "headers": _JSON})
+        await send({"type": "http.response.body", "body": b"[" + b",".join(answers) + b"]"})
+
+    async def _standalone_stream(self, session: _Session, receive: Receive, send: Send) -> None:
+        """GET: the session's stream for messages that belong to no request."""
+        if session.peer.standalone is not None:
+            await _error(send, 409, None, INVALID_REQUEST, "Conflict: this session already has a GET stream")
+            return
+        queue: asyncio.Queue[bytes] = asyncio.Queue()
+        session.peer.standalone = queue
+        await send({"type": "http.response.start", "status": 200, "headers": _SSE})
+        await send({"type": "http.response.body", "body": b": stream open\n\n", "more_body": True})
+        disconnected = asyncio.ensure_future(_wait_disconnect(receive))
+        ended = asyncio.ensure_future(session.peer.closed.wait())
+        try:
+            while True:
+                item = asyncio.ensure_future(queue.get())
+                done, _ = await asyncio.wait({item, disconnected, ended}, return_when=asyncio.FIRST_COMPLETED)
+                if item not in done:
+                    item.cancel()
+                    return
+                await _event(send, item.result())
+        finally:
+            session.peer.standalone = None
+            disconnected.cancel()
+            ended.cancel()
+            with contextlib.suppress(Exception):
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    def _end(self, session: _Session) -> None:
+        self.sessions.pop(session.id, None)
+        session.peer.closed.set()
+        for task in list(session.running.values()):
+            task.cancel()
+        self.server.close_session(session.conn, cast("Peer", session.peer))
+
+    def _expire_idle(self) -> None:
+        limit = time.monotonic() - self.session_idle_seconds
+        for session in [s for s in self.sessions.values() if s.touched < limit]:
+            self._end(session)
+
+
+def _is_stateless(request: jsonrpc.Request) -> bool:
+    params = request.params if isinstance(request.params, dict) else {}
+    meta = params.get("_meta")
+    return (
+        isinstance(meta, dict) and "io.modelcontextprotocol/protocolVersion" in meta
+    ) or request.method == "server/discover"
+
+
+def _accepts_sse(headers: dict[str, str]) -> bool:
+    return "text/event-stream" in headers.get("accept", "")
 
 
 def _check_headers(
@@ -271,12 +518,13 @@ async def _respond(
     receive: Receive,
     send: Send,
     accepts_sse: bool,
+    statuses: dict[int, int],
 ) -> None:
     first = asyncio.ensure_future(exchange.outbox.get())
     await asyncio.wait({work, first}, return_when=asyncio.FIRST_COMPLETED)
     if work.done() and (not first.done() or not accepts_sse):
         first.cancel()
-        await _final_json(request_id, work, send)
+        await _final_json(request_id, work, send, statuses)
         return
     if not accepts_sse:  # pragma: no cover - handled above
         return
@@ -318,9 +566,17 @@ def _answer_bytes(request_id: jsonrpc.RequestId, work: asyncio.Future[Any]) -> b
     return jsonrpc.encode(jsonrpc.Response(id=request_id, result=work.result()))
 
 
-async def _final_json(request_id: jsonrpc.RequestId, work: asyncio.Future[Any], send: Send) -> None:
+async def _final_json(
+    request_id: jsonrpc.RequestId, work: asyncio.Future[Any], send: Send, statuses: dict[int, int]
+) -> None:
+    # 2026-07-28 gives errors HTTP statuses of their own; in handshake-era sessions an error is a
+    # JSON-RPC answer like any other (200).
     exc = work.exception()
-    status = _STATUS.get(exc.code, 200) if isinstance(exc, RPCError) else (500 if exc is not None else 200)
+    status = (
+        statuses.get(exc.code, 200)
+        if isinstance(exc, RPCError)
+        else (statuses.get(INTERNAL_ERROR, 200) if exc is not None else 200)
+    )
     body = _answer_bytes(request_id, work)
     await send({"type": "http.response.start", "status": status, "headers": _JSON})
     await send({"type": "http.response.body", "body": body})
