@@ -77,7 +77,13 @@ def _cmd_run(args: argparse.Namespace) -> int:
     server = load_server(args.server)
     if args.transport == "http":
         print(f"mcpkit: serving {args.server} at http://{args.host}:{args.port}/mcp", file=sys.stderr)
-        server.run("http", host=args.host, port=args.port)
+        server.run(
+            "http",
+            host=args.host,
+            port=args.port,
+            allowed_hosts=args.allow_host,
+            allowed_origins=args.allow_origin,
+        )
     else:
         server.run("stdio")
     return 0
@@ -185,6 +191,10 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--transport", choices=["stdio", "http"], default="stdio")
     run.add_argument("--host", default="127.0.0.1", help="HTTP: the address to bind (default: 127.0.0.1)")
     run.add_argument("--port", type=int, default=8000, help="HTTP: the port (default: 8000)")
+    run.add_argument("--allow-host", action="append", default=[], metavar="HOST",
+                     help="HTTP: also accept this Host header (localhost always is); repeatable")  # fmt: skip
+    run.add_argument("--allow-origin", action="append", default=[], metavar="ORIGIN",
+                     help="HTTP: also accept this Origin (local ones always are); repeatable")  # fmt: skip
     run.set_defaults(handler=_cmd_run)
 
     def client_command(name: str, help_text: str) -> argparse.ArgumentParser:

@@ -400,15 +400,20 @@ class LowLevelServer:
         conn.set_log_level(level)
         return {}
 
-    def run(self, transport: str = "stdio", *, host: str = "127.0.0.1", port: int = 8000) -> None:
+    def run(
+        self, transport: str = "stdio", *, host: str = "127.0.0.1", port: int = 8000, **http_options: Any
+    ) -> None:
         """Serve over *transport* (blocking): ``"stdio"`` until the client goes away, or ``"http"``
-        (Streamable HTTP at ``http://host:port/mcp``, served by uvicorn) until interrupted."""
+        (Streamable HTTP at ``http://host:port/mcp``, served by uvicorn) until interrupted;
+        *http_options* go to :meth:`http_app` (``allowed_hosts``, ``allowed_origins``...)."""
         if transport == "stdio":
             run_async(self.serve_stdio())
         elif transport == "http":
             import uvicorn
 
-            uvicorn.run(self.http_app(), host=host, port=port, log_level="warning", lifespan="on")
+            uvicorn.run(
+                self.http_app(**http_options), host=host, port=port, log_level="warning", lifespan="on"
+            )
         else:
             raise ValueError(f"unknown transport {transport!r}; expected 'stdio' or 'http'")
 
