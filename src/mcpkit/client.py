@@ -359,6 +359,28 @@ class Client:
             ConnectionClosed: the server went away (its exit status is in the message).
         """
         params = dict(params or {})
+        try:
+            return await self._request(method, params, timeout, max_timeout, on_progress)
+        except RPCError as exc:
+            # A handshake-era HTTP session the server no longer knows (404): "the client MUST start a
+            # new session by sending a new InitializeRequest without a session ID attached".
+            lost = isinstance(exc.data, dict) and exc.data.get("httpStatus") == 404
+            if not (lost and self.era is Era.HANDSHAKE and method != "initialize"):
+                raise
+            transport = self._transport
+            if transport is not None and hasattr(transport, "session_id"):
+                transport.session_id = None
+            await self._initialize(self.protocol_version)
+            return await self._request(method, params, timeout, max_timeout, on_progress)
+
+    async def _request(
+        self,
+        method: str,
+        params: dict[str, Any],
+        timeout: float | None,
+        max_timeout: float | None,
+        on_progress: ProgressCallback | None,
+    ) -> Any:
         cache_key = self._cache_key(method, params)
         if cache_key is not None:
             cached = self._cache.get(cache_key)

@@ -310,3 +310,22 @@ def test_a_tool_asks_back_over_http_in_both_eras(travel_url: str, version: str |
             assert result.content[0].text == "Trip to Nice for 4 (medium budget). Idea: swim"  # type: ignore[union-attr]
 
     asyncio.run(asyncio.wait_for(main(), 20))
+
+
+def test_the_client_starts_a_new_session_after_404(notes_url: str) -> None:
+    import asyncio
+
+    from mcpkit import Client
+
+    async def main() -> None:
+        async with Client(notes_url, protocol_version="2025-11-25") as client:
+            transport: Any = client._transport
+            first = transport.session_id
+            assert first
+            async with httpx.AsyncClient() as other:  # the server forgets the session
+                await other.delete(notes_url, headers={"Mcp-Session-Id": first}, timeout=10)
+            tools = await client.list_tools()
+            assert "create_notebook" in [t.name for t in tools]
+            assert transport.session_id and transport.session_id != first
+
+    asyncio.run(asyncio.wait_for(main(), 20))

@@ -135,6 +135,9 @@ class HTTPClientTransport:
         body = await reply.aread()
         if reply.status_code == 202 or not body:
             return
+        if reply.status_code == 404 and self.session_id is not None:
+            self._fail(request_id, "the server has ended this session (404)", 404)
+            return
         if kind.startswith("application/json") and _is_jsonrpc(body):
             self._inbox.put_nowait(body)
             if data.get("method") == "initialize" and reply.status_code == 200:
