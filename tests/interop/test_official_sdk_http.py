@@ -135,3 +135,14 @@ def test_sdk1_client_against_our_http_server(our_url: str) -> None:
     proc = subprocess.run([str(python), str(script), our_url], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines() == ["2025-11-25 weather", "Current weather in Rome:"]
+
+
+@pytest.mark.parametrize("sdk", ["2.3.0", "1.30.0"])
+def test_sdk_clients_on_the_2024_11_05_http_sse_transport(our_url: str, sdk: str) -> None:
+    python = sys.executable if sdk == "2.3.0" else str(ensure_venv("mcp1", "mcp==1.30.0"))
+    sse_url = our_url.removesuffix("/mcp") + "/sse"
+    proc = subprocess.run(
+        [python, str(PEERS / "official_sse_client.py"), sse_url], capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == ["2025-11-25 weather", "Current weather in Rome:"]

@@ -167,6 +167,7 @@ class _Session:
         self.peer = _SessionPeer()
         self.running: dict[jsonrpc.RequestId, asyncio.Future[Any]] = {}
         self.touched = time.monotonic()
+        self.legacy = False  # a 2024-11-05 HTTP+SSE session
 
 
 class StreamableHTTPApp:
@@ -190,8 +191,14 @@ class StreamableHTTPApp:
         allowed_origins: Iterable[str] = (),
         max_body_bytes: int = DEFAULT_MAX_BODY,
         session_idle_seconds: float = 1800.0,
+        sse_path: str = "/sse",
+        messages_path: str = "/messages",
     ) -> None:
         self.server = server
+        #: The 2024-11-05 HTTP+SSE transport: GET *sse_path* opens the stream, whose first event names
+        #: the endpoint (*messages_path*?session_id=...) to POST messages to.
+        self.sse_path = sse_path
+        self.messages_path = messages_path
         self.sessions: dict[str, _Session] = {}
         self.session_idle_seconds = session_idle_seconds
         self.path = path
@@ -206,7 +213,8 @@ class StreamableHTTPApp:
         if scope["type"] != "http":
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
-        if scope["path"] != self.path:
+        legacy = scope["path"] in (self.sse_path, self.messages_path)
+        if scope["path"] != self.path and not legacy:
             await _plain(send, 404, b"not found")
             return
         if not self._host_ok(headers.get("host", "")):
@@ -219,6 +227,9 @@ class StreamableHTTPApp:
             await _error(send, 403, None, INVALID_REQUEST, "Forbidden: Origin not allowed")
             return
         self._expire_idle()
+        if legacy:
+            await self._legacy(scope, headers, receive, send)
+            return
         if scope["method"] in ("GET", "DELETE") and "mcp-session-id" in headers:
             session = await self._session_for(headers, send)
             if session is not None and scope["method"] == "GET":
@@ -425,6 +436,96 @@ class StreamableHTTPApp:
             ended.cancel()
             with contextlib.suppress(Exception):
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    async def _legacy(self, scope: Scope, headers: dict[str, str], receive: Receive, send: Send) -> None:
+        """The HTTP+SSE transport of 2024-11-05: one GET stream carries everything the server says."""
+        if scope["path"] == self.sse_path:
+            if scope["method"] != "GET":
+                await _plain(send, 405, b"GET opens the event stream")
+                return
+            session = _Session()
+            session.legacy = True
+            self.sessions[session.id] = session
+            queue: asyncio.Queue[bytes] = asyncio.Queue()
+            session.peer.standalone = queue
+            endpoint = f"{self.messages_path}?session_id={session.id}".encode()
+            await send({"type": "http.response.start", "status": 200, "headers": _SSE})
+            await send(
+                {
+                    "type": "http.response.body",
+                    "body": b"event: endpoint\ndata: " + endpoint + b"\n\n",
+                    "more_body": True,
+                }
+            )
+            disconnected = asyncio.ensure_future(_wait_disconnect(receive))
+            ended = asyncio.ensure_future(session.peer.closed.wait())
+            try:
+                while True:
+                    item = asyncio.ensure_future(queue.get())
+                    done, _ = await asyncio.wait(
+                        {item, disconnected, ended}, return_when=asyncio.FIRST_COMPLETED
+                    )
+                    if item not in done:
+                        item.cancel()
+                        return
+                    await _event(send, item.result())
+            finally:
+                disconnected.cancel()
+                ended.cancel()
+                self._end(session)
+                with contextlib.suppress(Exception):
+                    await send({"type": "http.response.body", "body": b"", "more_body": False})
+        if scope["method"] != "POST":
+            await _plain(send, 405, b"POST messages here")
+            return
+        query = dict(
+            part.split("=", 1) for part in scope.get("query_string", b"").decode().split("&") if "=" in part
+        )
+        posted = self.sessions.get(query.get("session_id", ""))
+        if posted is None or not posted.legacy:
+            await _plain(send, 404, b"unknown session")
+            return
+        body = await _read_body(receive, self.max_body_bytes)
+        if body is None:
+            await _plain(send, 413, b"too large")
+            return
+        try:
+            message = jsonrpc.decode(body)
+        except RemoteProtocolError as exc:
+            await _plain(send, 400, str(exc).encode())
+            return
+        if isinstance(message, list):
+            await _plain(send, 400, b"batches are not accepted here")
+            return
+        posted.touched = time.monotonic()
+        await _plain(send, 202, b"Accepted")
+        stream = posted.peer.standalone
+        if stream is None:
+            return
+        if isinstance(message, jsonrpc.Notification):
+            await self.server.session_notification(posted.conn, message)
+        elif isinstance(message, jsonrpc.Request):
+            task = asyncio.ensure_future(self._legacy_answer(posted, message, stream))
+            posted.running[message.id] = task
+            task.add_done_callback(lambda _: posted.running.pop(message.id, None))
+        else:
+            posted.peer.settle(message)
+
+    async def _legacy_answer(
+        self, session: _Session, request: jsonrpc.Request, stream: asyncio.Queue[bytes]
+    ) -> None:
+        try:
+            scope = session.conn.admit(request)
+            if request.method == "initialize":
+                result = self.server.open_session(session.conn, scope, cast("Peer", session.peer))
+            else:
+                result = await self.server._dispatch(cast("Peer", session.peer), session.conn, request, scope)
+            answer = jsonrpc.encode(jsonrpc.Response(id=request.id, result=result))
+        except RPCError as exc:
+            answer = jsonrpc.encode(jsonrpc.ErrorResponse(id=request.id, error=exc.to_wire()))
+        except asyncio.CancelledError:
+            return
+        stream.put_nowait(answer)
 
     def _end(self, session: _Session) -> None:
         self.sessions.pop(session.id, None)

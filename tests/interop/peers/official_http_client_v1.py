@@ -15,7 +15,9 @@ from mcp.client.streamable_http import streamablehttp_client
 async def main(url: str) -> None:
     async with streamablehttp_client(url) as (read, write, _), ClientSession(read, write) as session:
         init = await session.initialize()
-        print(init.protocolVersion, init.serverInfo.name)
+        version = getattr(init, "protocol_version", None) or init.protocolVersion  # 2.x renamed it
+        info = getattr(init, "server_info", None) or init.serverInfo
+        print(version, info.name)
         result = await session.call_tool("get_weather", {"location": "Rome"})
         print(result.content[0].text.splitlines()[0])  # type: ignore[union-attr]
 
