@@ -396,17 +396,24 @@ class Client:
                     self._remember(cache_key, result)
                 return result
             # "the client MUST construct the requested inputs before retrying the original request"
-            requests = result.get("inputRequests")
-            responses = {}
-            if isinstance(requests, dict):
-                for key, asked in requests.items():
-                    responses[key] = await self._answer(asked.get("method"), asked.get("params") or {})
+            responses = await self._answer_inputs(result.get("inputRequests"), set())
             params = {k: v for k, v in params.items() if k not in ("inputResponses", "requestState")}
             if responses:
                 params["inputResponses"] = responses
             if "requestState" in result:
                 params["requestState"] = result["requestState"]
         raise MCPError(f"{method}: the server still wanted input after {self.max_input_rounds} rounds")
+
+    async def _answer_inputs(self, requests: Any, answered: set[str]) -> dict[str, Any]:
+        """Answer an ``inputRequests`` map through the callbacks, skipping (and recording) keys in
+        *answered*: the ``inputResponses`` that go back to the server."""
+        responses: dict[str, Any] = {}
+        if isinstance(requests, dict):
+            for key, asked in requests.items():
+                if key not in answered:
+                    responses[key] = await self._answer(asked.get("method"), asked.get("params") or {})
+                    answered.add(key)
+        return responses
 
     async def _follow_task(self, created: dict[str, Any]) -> Any:
         """Drive a 2026-07-28 task to its end: poll ``tasks/get``, answer its ``inputRequests``
@@ -423,13 +430,9 @@ class Client:
                 raise RPCError.from_wire(task.get("error") or {"code": -32603, "message": "task failed"})
             if status == "cancelled":
                 raise MCPError(f"task {task_id} was cancelled")
-            requests = task.get("inputRequests") if status == "input_required" else None
-            if isinstance(requests, dict) and requests.keys() - answered:
-                responses = {}
-                for key, asked in requests.items():
-                    if key not in answered:
-                        responses[key] = await self._answer(asked.get("method"), asked.get("params") or {})
-                        answered.add(key)
+            waiting = status == "input_required"
+            responses = await self._answer_inputs(task.get("inputRequests"), answered) if waiting else {}
+            if responses:
                 await self.request("tasks/update", {"taskId": task_id, "inputResponses": responses})
                 continue
             interval = task.get("pollIntervalMs", interval)

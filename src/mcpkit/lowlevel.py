@@ -40,7 +40,7 @@ from ._versions import CACHEABLE_METHODS, SUPPORTED_VERSIONS, has
 from .context import LOG_LEVELS, Context
 from .session import Peer, ready
 from .transports.base import Transport
-from .types import CallToolResult, ContentBlock, Icon, Implementation, TextContent, Tool
+from .types import CallToolResult, Icon, Implementation, Tool
 
 __all__ = ["Handler", "Listener", "LowLevelServer"]
 
@@ -439,9 +439,3 @@ def run_async(main: Coroutine[Any, Any, None]) -> None:
         asyncio.run(main)
         return
     uvloop.run(main)
-
-
-def text_result(text: str, *, is_error: bool = False) -> CallToolResult:
-    """A one-block text result (a convenience for low-level ``call_tool`` handlers)."""
-    content: list[ContentBlock] = [TextContent(text=text)]
-    return CallToolResult(content=content, is_error=True if is_error else msgspec.UNSET)
