@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import socket
+import subprocess
 import sys
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,6 +19,30 @@ EXAMPLES = ROOT / "examples"
 def mcpkit_run(example: str, *extra: str) -> list[str]:
     """The command line that serves ``examples/<example>`` over stdio."""
     return [sys.executable, "-m", "mcpkit", "run", str(EXAMPLES / example), *extra]
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def http_server(command: list[str], port: int, startup_seconds: float) -> Iterator[str]:
+    """Run an HTTP MCP server process; yield its endpoint once the port accepts, stop it afterwards."""
+    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + startup_seconds
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                break
+        except OSError:
+            time.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
 
 
 @pytest.fixture

@@ -3,17 +3,14 @@
 from __future__ import annotations
 
 import json
-import socket
-import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
 
-from ..conftest import EXAMPLES
+from ..conftest import EXAMPLES, free_port, http_server
 
 pytestmark = pytest.mark.e2e
 
@@ -23,43 +20,20 @@ META = {
 }
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def serve(example: str) -> Iterator[str]:
     port = free_port()
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "mcpkit",
-            "run",
-            str(EXAMPLES / example),
-            "--transport",
-            "http",
-            "--port",
-            str(port),
-        ],
-        stderr=subprocess.PIPE,
-    )
-    url = f"http://127.0.0.1:{port}/mcp"
-    deadline = time.monotonic() + 15
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                break
-        except OSError:
-            time.sleep(0.05)
-    try:
-        yield url
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
-        assert proc.stderr is not None
-        proc.stderr.close()
+    command = [
+        sys.executable,
+        "-m",
+        "mcpkit",
+        "run",
+        str(EXAMPLES / example),
+        "--transport",
+        "http",
+        "--port",
+        str(port),
+    ]
+    yield from http_server(command, port, startup_seconds=15)
 
 
 @pytest.fixture(scope="module")

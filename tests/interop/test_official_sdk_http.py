@@ -10,10 +10,8 @@
 from __future__ import annotations
 
 import asyncio
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,46 +20,24 @@ import pytest
 
 from mcpkit import Client, TextContent
 
-from ..conftest import EXAMPLES
+from ..conftest import EXAMPLES, free_port, http_server
 from .test_official_sdk import CALLS, PEERS, check_weather, sdk_client
 from .venvs import ensure_venv
 
 pytestmark = [pytest.mark.e2e, pytest.mark.interop]
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def http_server(command: list[str], port: int) -> Iterator[str]:
-    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                break
-        except OSError:
-            time.sleep(0.05)
-    try:
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
-
-
 @pytest.fixture(scope="module")
 def sdk2_url() -> Iterator[str]:
     port = free_port()
-    yield from http_server([sys.executable, str(PEERS / "official_server.py"), "--http", str(port)], port)
+    yield from http_server([sys.executable, str(PEERS / "official_server.py"), "--http", str(port)], port, 20)
 
 
 @pytest.fixture(scope="module")
 def sdk1_url() -> Iterator[str]:
     python: Path = ensure_venv("mcp1", "mcp==1.30.0")
     port = free_port()
-    yield from http_server([str(python), str(PEERS / "official_server.py"), "--http", str(port)], port)
+    yield from http_server([str(python), str(PEERS / "official_server.py"), "--http", str(port)], port, 20)
 
 
 @pytest.fixture(scope="module")
@@ -78,7 +54,7 @@ def our_url() -> Iterator[str]:
         "--port",
         str(port),
     ]
-    yield from http_server(command, port)
+    yield from http_server(command, port, 20)
 
 
 async def exercise(url: str, version: str | None, expected: str) -> None:
@@ -131,7 +107,7 @@ def test_sdk2_legacy_client_against_our_http_server(our_url: str) -> None:
 
 def test_sdk1_client_against_our_http_server(our_url: str) -> None:
     python = ensure_venv("mcp1", "mcp==1.30.0")
-    script = PEERS / "official_http_client_v1.py"
+    script = PEERS / "official_http_client.py"
     proc = subprocess.run([str(python), str(script), our_url], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines() == ["2025-11-25 weather", "Current weather in Rome:"]
@@ -142,7 +118,10 @@ def test_sdk_clients_on_the_2024_11_05_http_sse_transport(our_url: str, sdk: str
     python = sys.executable if sdk == "2.3.0" else str(ensure_venv("mcp1", "mcp==1.30.0"))
     sse_url = our_url.removesuffix("/mcp") + "/sse"
     proc = subprocess.run(
-        [python, str(PEERS / "official_sse_client.py"), sse_url], capture_output=True, text=True, timeout=60
+        [python, str(PEERS / "official_http_client.py"), "--sse", sse_url],
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines() == ["2025-11-25 weather", "Current weather in Rome:"]
