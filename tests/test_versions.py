@@ -81,10 +81,19 @@ def test_feature_table_agrees_with_the_schemas() -> None:
             in json.dumps(_schema(v)["$defs" if "$defs" in _schema(v) else "definitions"]["Tool"])
         ),
     }
+    transports = {v: _transport_text(v) for v in SUPPORTED_VERSIONS}
+    probes["resumable_streams"] = lambda v: "Last-Event-ID" in transports[v]
+    probes["sse_polling"] = lambda v: "prime the client to reconnect" in transports[v]
     for feature, probe in probes.items():
         assert feature in FEATURES
         for version in SUPPORTED_VERSIONS:
             assert has(version, feature) == probe(version), (feature, version)
+
+
+def _transport_text(version: str) -> str:
+    """The revision's transport chapter; 2026-07-28 has Streamable HTTP without sessions or replay."""
+    path = SPEC / version / "docs" / "basic" / "transports.mdx"
+    return path.read_text() if path.exists() else ""
 
 
 def test_the_docs_table_is_the_feature_table() -> None:

@@ -30,7 +30,7 @@ from typing import Any, Final
 
 from ._errors import InvalidParams
 
-__all__ = ["MRTR_METHODS", "InputRequired", "StateSealer", "merge_answers", "request_digest"]
+__all__ = ["MRTR_METHODS", "BecomeTask", "InputRequired", "StateSealer", "merge_answers", "request_digest"]
 
 #: "Servers MAY send InputRequiredResult responses on the following client requests".
 MRTR_METHODS: Final = frozenset({"tools/call", "prompts/get", "resources/read"})
@@ -38,15 +38,19 @@ _NOT_PARAMETERS: Final = frozenset({"_meta", "inputResponses", "requestState"})
 
 
 class InputRequired(BaseException):
-    """Raised inside a handler at a question the client has not answered yet.
+    """Raised inside a handler at the questions the client has not answered yet (key → request).
 
     A ``BaseException`` so that a handler's own ``except Exception`` cannot swallow it.
     """
 
-    def __init__(self, key: str, request: dict[str, Any]) -> None:
-        super().__init__(key)
-        self.key = key
-        self.request = request
+    def __init__(self, requests: dict[str, dict[str, Any]]) -> None:
+        super().__init__(*requests)
+        self.requests = requests
+
+
+class BecomeTask(BaseException):
+    """Raised by ``ctx.become_task()`` in a 2026-07-28 ``tools/call``: answer with a task and run
+    the handler again, from the top, in the background (its questions are answered by replay)."""
 
 
 def request_digest(method: str, params: dict[str, Any]) -> str:

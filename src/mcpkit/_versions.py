@@ -76,6 +76,9 @@ FEATURES: Final[dict[str, tuple[str, str | None]]] = {
     "meta_server_info": ("2026-07-28", None),
     "subscriptions_listen": ("2026-07-28", None),
     "input_required": ("2026-07-28", None),
+    # Streamable HTTP (the stateless 2026-07-28 has no streams to resume: a dropped stream cancels)
+    "resumable_streams": ("2025-03-26", "2026-07-28"),  # SSE event ids, Last-Event-ID
+    "sse_polling": ("2025-11-25", "2026-07-28"),  # priming event, retry, server-closed streams
     # tools
     "tool_annotations": ("2025-03-26", None),
     "audio_content": ("2025-03-26", None),
@@ -124,6 +127,8 @@ FEATURE_NOTES: Final[dict[str, str]] = {
     "meta_server_info": "`io.modelcontextprotocol/serverInfo` in result `_meta`",
     "subscriptions_listen": "`subscriptions/listen` notification streams",
     "input_required": "multi round-trip requests (`InputRequiredResult`)",
+    "resumable_streams": "Streamable HTTP: SSE event ids, resuming with `Last-Event-ID`",
+    "sse_polling": "Streamable HTTP: priming event, `retry`, server-closed streams",
     "tool_annotations": "tool `annotations`",
     "audio_content": "`audio` content",
     "structured_content": "`outputSchema` and `structuredContent`",

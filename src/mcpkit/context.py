@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
 import uuid
-from typing import TYPE_CHECKING, Any, Final
+from collections.abc import Awaitable
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import msgspec
 
 from ._connection import Scope, ServerConnection
 from ._errors import MethodNotFound, MissingClientCapability
 from ._jsonrpc import RequestId
-from ._mrtr import InputRequired
+from ._mrtr import BecomeTask, InputRequired
 from .tasks import RELATED_TASK, TaskRecord, TaskRunner
 from .types import CreateMessageResult, ElicitResult, Root
 
@@ -18,6 +20,8 @@ if TYPE_CHECKING:
     from .session import Peer
 
 __all__ = ["LOG_LEVELS", "Context"]
+
+T = TypeVar("T")
 
 # RFC 5424 severities, least severe first (server/utilities/logging).
 LOG_LEVELS: Final = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
@@ -140,9 +144,9 @@ class Context:
             required: dict[str, Any] = {capability: {detail: {}} if detail else {}}
             raise MissingClientCapability.for_capabilities(required)
 
-    async def _ask(self, kind: str, method: str, params: dict[str, Any]) -> Any:
+    async def _ask(self, kind: str, method: str, params: dict[str, Any], key: str | None = None) -> Any:
         self._asked += 1
-        key = f"{kind}_{self._asked}"
+        key = key or f"{kind}_{self._asked}"
         task, runner = self.task, self.tasks
         if not self.scope.stateless:
             # Handshake era: a real server-to-client request, answered on the same connection.
@@ -156,16 +160,50 @@ class Context:
                 return await self._peer.request(method, params)
             finally:
                 await runner.set_status(task, "working")
-        if task is not None and runner is not None:
-            # 2026-07-28 tasks extension: park the task until tasks/update brings the answer.
-            return await runner.ask(task, key, {"method": method, "params": params})
         # 2026-07-28: answered from an earlier round, or asked for in this one (see _mrtr).
         if key in self.answers:
             return self.answers[key]
-        raise InputRequired(key, {"method": method, "params": params})
+        if task is not None and runner is not None:
+            # 2026-07-28 tasks extension: park the task until tasks/update brings the answer.
+            return await runner.ask(task, key, {"method": method, "params": params})
+        raise InputRequired({key: {"method": method, "params": params}})
 
-    async def elicit(self, message: str, schema: dict[str, Any] | None = None) -> ElicitResult:
+    async def gather(self, *questions: Awaitable[T]) -> list[T]:
+        """Ask several questions at once: ``await ctx.gather(ctx.elicit(...), ctx.list_roots())``.
+
+        In the handshake era (and in a task) they are sent concurrently; in a 2026-07-28 request
+        every unanswered one goes to the client in the same ``InputRequiredResult``.
+        """
+        if not self.scope.stateless or self.task is not None:
+            return list(await asyncio.gather(*questions))
+        answers: list[T] = []
+        pending: dict[str, dict[str, Any]] = {}
+        for question in questions:  # each raises at once when unanswered: nothing runs twice
+            try:
+                answers.append(await question)
+            except InputRequired as need:
+                pending.update(need.requests)
+        if pending:
+            raise InputRequired(pending)
+        return answers
+
+    async def become_task(self) -> None:
+        """Go on as a task (2026-07-28 tasks extension): the call answers ``resultType: "task"``
+        and the handler runs again from the top in the background, its earlier questions answered
+        from this round. Typical use: gather input over a few rounds, then start long work.
+
+        Returns at once, doing nothing, where the request is already a task or the client did not
+        declare the tasks extension (the handler simply goes on inline).
+        """
+        if self.task is None and self.tasks is not None and self.scope.stateless:
+            raise BecomeTask
+
+    async def elicit(
+        self, message: str, schema: dict[str, Any] | None = None, *, key: str | None = None
+    ) -> ElicitResult:
         """Ask the user to fill in a form (*schema*: a flat JSON Schema object of primitive fields).
+
+        *key* names the question in a 2026-07-28 ``inputRequests`` (default: ``elicitation_<n>``).
 
         Raises:
             MissingClientCapability: the client did not declare ``elicitation`` (-32021).
@@ -180,7 +218,9 @@ class Context:
         }
         if self.scope.has("elicitation_url"):
             params["mode"] = "form"
-        return msgspec.convert(await self._ask("elicitation", "elicitation/create", params), ElicitResult)
+        return msgspec.convert(
+            await self._ask("elicitation", "elicitation/create", params, key), ElicitResult
+        )
 
     async def elicit_url(self, message: str, url: str) -> ElicitResult:
         """Send the user to *url* (an out-of-band interaction, 2025-11-25 and later)."""
@@ -202,6 +242,7 @@ class Context:
         tools: list[dict[str, Any]] | None = None,
         tool_choice: dict[str, Any] | None = None,
         model_preferences: dict[str, Any] | None = None,
+        key: str | None = None,
     ) -> CreateMessageResult:
         """Ask the client's model for a completion (``sampling/createMessage``).
 
@@ -223,8 +264,19 @@ class Context:
         }
         params.update({key: value for key, value in optional.items() if value is not None})
         return msgspec.convert(
-            await self._ask("sampling", "sampling/createMessage", params), CreateMessageResult
+            await self._ask("sampling", "sampling/createMessage", params, key), CreateMessageResult
         )
+
+    async def close_response_stream(self) -> None:
+        """End this request's event stream now, without ending the request (SSE polling).
+
+        Over Streamable HTTP in a 2025-11-25 session the client reconnects after the server's
+        ``retry`` with ``Last-Event-ID`` and receives the rest, the result included; a long
+        request need not hold a connection open. Elsewhere it does nothing.
+        """
+        close = getattr(self._peer, "close_response_stream", None)
+        if close is not None:
+            await close()
 
     async def ping(self) -> None:
         """Check that the client answers (``ping``, handshake era only; 2026-07-28 has none)."""
@@ -232,8 +284,8 @@ class Context:
             raise MethodNotFound("ping does not exist in protocol revision " + self.scope.version)
         await self._peer.request("ping", {})
 
-    async def list_roots(self) -> list[Root]:
+    async def list_roots(self, *, key: str | None = None) -> list[Root]:
         """The client's roots (``roots/list``)."""
         self._require("roots")
-        result = await self._ask("roots", "roots/list", {})
+        result = await self._ask("roots", "roots/list", {}, key)
         return [msgspec.convert(root, Root) for root in result.get("roots", [])]

@@ -364,8 +364,8 @@ class LowLevelServer:
                 # Everything answered so far travels in the sealed state; the new question with it.
                 result = {
                     "resultType": "input_required",
-                    "inputRequests": {need.key: need.request},
-                    "requestState": self.state_sealer.seal(method, params, ctx.answers, [need.key]),
+                    "inputRequests": need.requests,
+                    "requestState": self.state_sealer.seal(method, params, ctx.answers, list(need.requests)),
                 }
             except ResourceNotFound as exc:
                 if scope.stateless:  # 2026-07-28 names a missing resource -32602

@@ -46,6 +46,7 @@ from ._errors import (
     ToolError,
 )
 from ._headers import mirrored_parameters
+from ._mrtr import BecomeTask
 from ._prompts import PromptRegistry, to_messages
 from ._resources import ResourceRegistry, to_contents
 from ._signature import ArgumentError, ToolSignature, inspect_function
@@ -89,6 +90,8 @@ class ToolOptions(TypedDict, total=False):
     meta: dict[str, Any]  # the tool's _meta
     structured_output: bool  # False: no outputSchema even when the return annotation gives one
     task_support: TaskSupport  # may (optional) or must (required) the tool run as a task
+    defer_task: bool  # 2026-07-28: run inline until the handler calls ctx.become_task()
+    input_schema: dict[str, Any]  # list this JSON Schema instead of the one the signature gives
 
 
 @dataclass(slots=True)
@@ -98,6 +101,7 @@ class _RegisteredTool:
     wire: dict[str, Any]  # the Tool as the newest revision lists it
     task_support: TaskSupport = "forbidden"
     mirrored: dict[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)  # x-mcp-header
+    defer_task: bool = False
 
 
 class Server(LowLevelServer):
@@ -216,12 +220,18 @@ class Server(LowLevelServer):
         meta: dict[str, Any] | None = None,
         structured_output: bool | None = None,
         task_support: TaskSupport = "forbidden",
+        defer_task: bool = False,
+        input_schema: dict[str, Any] | None = None,
     ) -> Tool:
         """Register *fn* as a tool and return its definition.
 
         ``task_support="optional"`` lets clients run it as a task (2025-11-25 ``task`` parameter;
         in 2026-07-28 the server runs it as one for clients of the tasks extension);
         ``"required"`` means it only runs as a task where the revision has tasks.
+        ``defer_task=True``: for a 2026-07-28 client the handler starts inline (so it can gather
+        input over multi round-trip rounds) and becomes a task when it calls ``ctx.become_task()``.
+        ``input_schema``: a hand-written JSON Schema to list (any 2020-12 keywords); arguments are
+        still bound and checked by the signature, so keep the two in agreement.
 
         Raises:
             ValueError: the name breaks the spec's rules for tool names, or is taken.
@@ -238,7 +248,7 @@ class Server(LowLevelServer):
         use_output = signature.output_schema is not None and structured_output is not False
         definition = Tool(
             name=tool_name,
-            input_schema=signature.input_schema,
+            input_schema=input_schema if input_schema is not None else signature.input_schema,
             title=title if title is not None else msgspec.UNSET,
             description=description if description is not None else (signature.description or msgspec.UNSET),
             output_schema=signature.output_schema
@@ -251,7 +261,7 @@ class Server(LowLevelServer):
         )
         mirrored = mirrored_parameters(signature.input_schema)  # raises ValueError for a bad x-mcp-header
         self._tools[tool_name] = _RegisteredTool(
-            fn, signature, msgspec.to_builtins(definition), task_support, mirrored
+            fn, signature, msgspec.to_builtins(definition), task_support, mirrored, defer_task
         )
         if not use_output:
             self._tools[tool_name].signature = _without_output(signature)
@@ -300,10 +310,22 @@ class Server(LowLevelServer):
             if wants_task:
                 record = self._start_task(tool, name, arguments, ctx, params["task"].get("ttl"))
                 return {"task": record.wire_v1()}
-        elif scope.has("tasks_extension") and tool.task_support != "forbidden" and _declares_tasks(scope):
-            # 2026-07-28: the server decides; a legacy params.task is tolerated but never needed.
-            record = self._start_task(tool, name, arguments, ctx, None)
-            return {"resultType": "task", **record.wire_v2(detailed=False)}
+        elif scope.has("tasks_extension") and tool.task_support != "forbidden":
+            if not _declares_tasks(scope):
+                if tool.task_support == "required":  # "-32021 ... when the client did not declare" it
+                    raise MissingClientCapability.for_capabilities({"extensions": {TASKS_EXTENSION: {}}})
+            elif tool.defer_task:
+                ctx.tasks = self.tasks
+                try:
+                    result = await self._run_tool(tool, name, arguments, ctx)
+                except BecomeTask:
+                    record = self._start_task(tool, name, arguments, ctx, None)
+                    return {"resultType": "task", **record.wire_v2(detailed=False)}
+                return shape_call_result(result, scope)
+            else:
+                # 2026-07-28: the server decides; a legacy params.task is tolerated but never needed.
+                record = self._start_task(tool, name, arguments, ctx, None)
+                return {"resultType": "task", **record.wire_v2(detailed=False)}
         result = await self._run_tool(tool, name, arguments, ctx)
         return shape_call_result(result, ctx.scope)
 
@@ -314,6 +336,7 @@ class Server(LowLevelServer):
     ) -> TaskRecord:
         task_ctx = Context(ctx.peer, ctx.request_id, ctx.method, ctx.scope, ctx.meta, ctx.connection)
         task_ctx.tasks = self.tasks
+        task_ctx.answers = ctx.answers  # a deferred task replays the rounds answered before it
 
         async def work(record: TaskRecord) -> dict[str, Any]:
             task_ctx.task = record

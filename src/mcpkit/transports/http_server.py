@@ -15,8 +15,12 @@ headers do not match the corresponding values in the request body"): ``MCP-Proto
 Handshake-era clients get sessions: ``initialize`` returns an ``Mcp-Session-Id`` (random, 192 bits)
 that every later POST must carry (400 without, 404 once ended); the client answers our requests by
 POSTing responses; GET opens the session's stream for messages that belong to no request; DELETE ends
-the session, and so does a long idle time. Not yet: resumable streams (event ids, ``Last-Event-ID``)
-and the 2024-11-05 HTTP+SSE transport.
+the session, and so does a long idle time. From 2025-03-26 a POST's event stream is resumable: its
+events carry ids and are kept in an :class:`~mcpkit.transports.event_store.EventStore`, a dropped
+stream does not cancel the request, and GET with ``Last-Event-ID`` replays what was missed and goes
+on with the rest. From 2025-11-25 the stream opens with a priming event (an id, empty data and
+``retry``), so the server may also close it on purpose (``ctx.close_response_stream()``: SSE
+polling). The 2024-11-05 HTTP+SSE transport is served at ``/sse`` and ``/messages``.
 
 This module is imported only when HTTP is used, so ``import mcpkit`` stays free of any HTTP stack.
 """
@@ -34,7 +38,7 @@ from typing import TYPE_CHECKING, Any, Final, cast
 from msgspec import UNSET
 
 from .. import _jsonrpc as jsonrpc
-from .._connection import ServerConnection
+from .._connection import META_PROTOCOL_VERSION, ServerConnection
 from .._errors import (
     HEADER_MISMATCH,
     INTERNAL_ERROR,
@@ -51,6 +55,7 @@ from .._errors import (
     RPCError,
 )
 from .._headers import decode_header_value, matches, value_at
+from .event_store import EventStore, MemoryEventStore, stream_of
 
 if TYPE_CHECKING:
     from ..lowlevel import LowLevelServer
@@ -65,7 +70,15 @@ Send = Callable[[Message], Awaitable[None]]
 
 DEFAULT_MAX_BODY: Final = 4 * 1024 * 1024
 _LOCAL_HOSTS: Final = ("127.0.0.1", "localhost", "[::1]")
-_NAMED: Final = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+_NAMED: Final = {
+    "tools/call": "name",
+    "prompts/get": "name",
+    "resources/read": "uri",
+    # the tasks extension routes by task: "MUST carry Mcp-Name: <taskId>"
+    "tasks/get": "taskId",
+    "tasks/update": "taskId",
+    "tasks/cancel": "taskId",
+}
 _STATUS: Final = {
     PARSE_ERROR: 400,
     INVALID_REQUEST: 400,
@@ -82,6 +95,35 @@ _SSE: Final = [
     (b"cache-control", b"no-cache"),
     (b"x-accel-buffering", b"no"),  # "servers SHOULD include the X-Accel-Buffering: no header"
 ]
+
+
+_CLOSE: Final = b""  # in an outbox: end the HTTP response now (no real message is empty)
+_FINISHED_STREAMS_KEPT: Final = 32  # per session, for late reconnections
+
+
+class _LiveStream:
+    """What a reconnecting GET waits on while a POST's work goes on without a listener."""
+
+    def __init__(self) -> None:
+        self.done = False
+        self._changed = asyncio.Event()
+
+    def waiter(self) -> asyncio.Event:
+        return self._changed
+
+    def touch(self) -> None:
+        self._changed.set()
+        self._changed = asyncio.Event()
+
+
+class _Resume:
+    """How one POST's event stream is made resumable."""
+
+    def __init__(self, store: EventStore, stream_id: str, live: _LiveStream, retry_ms: int | None) -> None:
+        self.store = store
+        self.stream_id = stream_id
+        self.live = live
+        self.retry_ms = retry_ms  # None: no priming event (before 2025-11-25)
 
 
 class _Exchange:
@@ -136,6 +178,12 @@ class _SessionPeer:
         note = jsonrpc.Notification(method=method, params=params if params is not None else UNSET)
         self._deliver(jsonrpc.encode(note))
 
+    async def close_response_stream(self) -> None:
+        """End the current POST's event stream; the client resumes it with ``Last-Event-ID``."""
+        exchange = _current.get()
+        if exchange is not None and not exchange.closed.is_set():
+            exchange.outbox.put_nowait(_CLOSE)
+
     async def request(self, method: str, params: dict[str, Any] | None = None, **_: Any) -> Any:
         self._next_id += 1
         request_id = f"srv-{self._next_id}"
@@ -168,6 +216,19 @@ class _Session:
         self.running: dict[jsonrpc.RequestId, asyncio.Future[Any]] = {}
         self.touched = time.monotonic()
         self.legacy = False  # a 2024-11-05 HTTP+SSE session
+        self.streams: dict[str, _LiveStream] = {}  # resumable POST streams, oldest first
+        self._next_stream = 0
+
+    def new_stream(self) -> tuple[str, _LiveStream]:
+        self._next_stream += 1
+        stream_id = f"{self.id}-{self._next_stream}"
+        self.streams[stream_id] = live = _LiveStream()
+        return stream_id, live
+
+    def finished_streams(self) -> list[str]:
+        """Streams beyond the last few finished ones, to forget."""
+        finished = [stream_id for stream_id, live in self.streams.items() if live.done]
+        return finished[: max(0, len(finished) - _FINISHED_STREAMS_KEPT)]
 
 
 class StreamableHTTPApp:
@@ -180,6 +241,8 @@ class StreamableHTTPApp:
         allowed_origins: Origin values accepted besides local ones (``"https://app.example"``).
         max_body_bytes: larger POST bodies get 413.
         session_idle_seconds: a handshake-era session unused this long is ended, so memory stays bounded.
+        event_store: keeps resumable streams' events (default: in memory, bounded per stream).
+        retry_ms: the ``retry`` a priming event tells clients to wait before reconnecting.
     """
 
     def __init__(
@@ -193,8 +256,13 @@ class StreamableHTTPApp:
         session_idle_seconds: float = 1800.0,
         sse_path: str = "/sse",
         messages_path: str = "/messages",
+        event_store: EventStore | None = None,
+        retry_ms: int = 1000,
     ) -> None:
         self.server = server
+        self.event_store: EventStore = event_store if event_store is not None else MemoryEventStore()
+        self.retry_ms = retry_ms
+        self._chores: set[asyncio.Task[None]] = set()
         #: The 2024-11-05 HTTP+SSE transport: GET *sse_path* opens the stream, whose first event names
         #: the endpoint (*messages_path*?session_id=...) to POST messages to.
         self.sse_path = sse_path
@@ -212,7 +280,8 @@ class StreamableHTTPApp:
             return
         if scope["type"] != "http":
             return
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        # Field values exclude surrounding whitespace (RFC 9110 §5.5).
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1").strip(" \t") for k, v in scope["headers"]}
         legacy = scope["path"] in (self.sse_path, self.messages_path)
         if scope["path"] != self.path and not legacy:
             await _plain(send, 404, b"not found")
@@ -232,7 +301,9 @@ class StreamableHTTPApp:
             return
         if scope["method"] in ("GET", "DELETE") and "mcp-session-id" in headers:
             session = await self._session_for(headers, send)
-            if session is not None and scope["method"] == "GET":
+            if session is not None and scope["method"] == "GET" and "last-event-id" in headers:
+                await self._resume(session, headers["last-event-id"], receive, send)
+            elif session is not None and scope["method"] == "GET":
                 await self._standalone_stream(session, receive, send)
             elif session is not None:
                 self._end(session)
@@ -300,6 +371,11 @@ class StreamableHTTPApp:
         self, request: jsonrpc.Request, headers: dict[str, str], receive: Receive, send: Send
     ) -> None:
         try:
+            params = request.params if isinstance(request.params, dict) else {}
+            meta = params.get("_meta")
+            sent = meta.get(META_PROTOCOL_VERSION) if isinstance(meta, dict) else None
+            if isinstance(sent, str):  # a header that contradicts the body is -32020 before anything
+                _check_version_header(headers, sent)
             conn = ServerConnection()
             scope = conn.admit(request)
             _check_headers(request, headers, scope.version, self.server.mirrored_parameters)
@@ -371,7 +447,50 @@ class StreamableHTTPApp:
             _current.reset(token)
         session.running[request.id] = work
         work.add_done_callback(lambda _: session.running.pop(request.id, None))
-        await _respond(request.id, work, exchange, receive, send, _accepts_sse(headers), {})
+        resume = None
+        if scope.has("resumable_streams"):
+            stream_id, live = session.new_stream()
+            priming = self.retry_ms if scope.has("sse_polling") else None
+            resume = _Resume(self.event_store, stream_id, live, priming)
+            for old in session.finished_streams():
+                del session.streams[old]
+                self._chore(self.event_store.forget(old))
+        await _respond(request.id, work, exchange, receive, send, _accepts_sse(headers), {}, resume)
+
+    async def _resume(self, session: _Session, last_event_id: str, receive: Receive, send: Send) -> None:
+        """GET with ``Last-Event-ID``: replay the rest of that stream, then follow it to its end."""
+        live = session.streams.get(stream_of(last_event_id))
+        events = await self.event_store.after(last_event_id) if live is not None else None
+        if live is None or events is None:
+            await _error(send, 400, None, INVALID_REQUEST,
+                         "Bad Request: Last-Event-ID names no stream of this session that can be resumed")  # fmt: skip
+            return
+        await send({"type": "http.response.start", "status": 200, "headers": _SSE})
+        disconnected = asyncio.ensure_future(_wait_disconnect(receive))
+        try:
+            while True:
+                finished, changed = live.done, live.waiter()
+                for event_id, data in events or []:
+                    if data:  # not a priming event
+                        await _event(send, data, event_id)
+                    last_event_id = event_id
+                if finished:
+                    return
+                waiting = asyncio.ensure_future(changed.wait())
+                done, _ = await asyncio.wait({waiting, disconnected}, return_when=asyncio.FIRST_COMPLETED)
+                if disconnected in done:
+                    waiting.cancel()
+                    return
+                events = await self.event_store.after(last_event_id)
+        finally:
+            disconnected.cancel()
+            with contextlib.suppress(Exception):
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    def _chore(self, work: Awaitable[None]) -> None:
+        task = asyncio.ensure_future(work)
+        self._chores.add(task)
+        task.add_done_callback(self._chores.discard)
 
     async def _batch(
         self, members: list[jsonrpc.Event | RemoteProtocolError], headers: dict[str, str], send: Send
@@ -529,6 +648,9 @@ class StreamableHTTPApp:
 
     def _end(self, session: _Session) -> None:
         self.sessions.pop(session.id, None)
+        for stream_id in session.streams:
+            self._chore(self.event_store.forget(stream_id))
+        session.streams.clear()
         session.peer.closed.set()
         for task in list(session.running.values()):
             task.cancel()
@@ -559,11 +681,7 @@ def _check_headers(
     mirrored: Callable[[str], dict[str, tuple[str, ...]]],
 ) -> None:
     """The standard headers must be there and agree with the body (-32020 otherwise)."""
-    sent_version = headers.get("mcp-protocol-version")
-    if sent_version != version:
-        raise HeaderMismatch(
-            f"Header mismatch: MCP-Protocol-Version {sent_version!r} does not match body {version!r}"
-        )
+    _check_version_header(headers, version)
     method = headers.get("mcp-method")
     if method != request.method:
         raise HeaderMismatch(f"Header mismatch: Mcp-Method {method!r} does not match body {request.method!r}")
@@ -579,6 +697,14 @@ def _check_headers(
             )
     if request.method == "tools/call":
         _check_parameter_headers(request, headers, mirrored)
+
+
+def _check_version_header(headers: dict[str, str], version: str) -> None:
+    sent_version = headers.get("mcp-protocol-version")
+    if sent_version != version:
+        raise HeaderMismatch(
+            f"Header mismatch: MCP-Protocol-Version {sent_version!r} does not match body {version!r}"
+        )
 
 
 def _decoded(value: str) -> str:
@@ -620,41 +746,80 @@ async def _respond(
     send: Send,
     accepts_sse: bool,
     statuses: dict[int, int],
+    resume: _Resume | None = None,
 ) -> None:
+    """Answer one request: JSON if the result comes first, else an event stream of what the handler
+    sends and then the result. Without *resume*, dropping the stream cancels the request (2026-07-28);
+    with it the work goes on, its events kept for a reconnection."""
     first = asyncio.ensure_future(exchange.outbox.get())
     await asyncio.wait({work, first}, return_when=asyncio.FIRST_COMPLETED)
+    while not accepts_sse and not work.done():  # nowhere to put notifications: drop them
+        first.cancel()
+        first = asyncio.ensure_future(exchange.outbox.get())
+        await asyncio.wait({work, first}, return_when=asyncio.FIRST_COMPLETED)
     if work.done() and (not first.done() or not accepts_sse):
         first.cancel()
+        exchange.closed.set()
         await _final_json(request_id, work, send, statuses)
         return
-    if not accepts_sse:  # pragma: no cover - handled above
-        return
-    # A notification came first: the answer becomes an event stream.
+    # Something came before the result: the answer becomes an event stream.
     await send({"type": "http.response.start", "status": 200, "headers": _SSE})
+    attached = True
+
+    async def emit(data: bytes) -> None:
+        event_id = None
+        if resume is not None:
+            event_id = await resume.store.append(resume.stream_id, data)
+            resume.live.touch()
+        if attached:
+            await _event(send, data, event_id)
+
+    async def detach() -> None:
+        nonlocal attached
+        attached = False
+        with contextlib.suppress(Exception):
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    if resume is not None and resume.retry_ms is not None:
+        # "the server SHOULD immediately send an SSE event consisting of an event ID and an empty
+        # data field in order to prime the client to reconnect"
+        event_id = await resume.store.append(resume.stream_id, b"")
+        await _send_body(send, f"id: {event_id}\nretry: {resume.retry_ms}\ndata: \n\n".encode())
     disconnected = asyncio.ensure_future(_wait_disconnect(receive))
-    pending: set[asyncio.Future[Any]] = {work, first, disconnected}
     try:
         while True:
+            pending = {work, first, disconnected} if attached else {work, first}
             done, _ = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
-            if disconnected in done:
-                # "closing the SSE response stream is itself the cancellation signal"
-                exchange.closed.set()
-                work.cancel()
-                return
+            if disconnected in done and attached:
+                if resume is None:
+                    # "closing the SSE response stream is itself the cancellation signal"
+                    work.cancel()
+                    return
+                attached = False  # the client may come back with Last-Event-ID
+                continue
             if first in done:
-                await _event(send, first.result())
+                data = first.result()
                 first = asyncio.ensure_future(exchange.outbox.get())
-                pending = {work, first, disconnected}
+                if data is not _CLOSE:
+                    await emit(data)
+                elif resume is not None and resume.retry_ms is not None and attached:
+                    await detach()  # SSE polling: the rest waits for the reconnection
                 continue
             while not exchange.outbox.empty():  # notifications sent just before the result
-                await _event(send, exchange.outbox.get_nowait())
-            await _event(send, _answer_bytes(request_id, work))
-            await send({"type": "http.response.body", "body": b"", "more_body": False})
+                data = exchange.outbox.get_nowait()
+                if data is not _CLOSE:
+                    await emit(data)
+            await emit(_answer_bytes(request_id, work))
+            if attached:
+                await detach()
             return
     finally:
         exchange.closed.set()
         first.cancel()
         disconnected.cancel()
+        if resume is not None:
+            resume.live.done = True
+            resume.live.touch()
 
 
 def _answer_bytes(request_id: jsonrpc.RequestId, work: asyncio.Future[Any]) -> bytes:
@@ -683,10 +848,13 @@ async def _final_json(
     await send({"type": "http.response.body", "body": body})
 
 
-async def _event(send: Send, data: bytes) -> None:
-    await send(
-        {"type": "http.response.body", "body": b"event: message\ndata: " + data + b"\n\n", "more_body": True}
-    )
+async def _event(send: Send, data: bytes, event_id: str | None = None) -> None:
+    head = b"event: message\n" if event_id is None else f"id: {event_id}\nevent: message\n".encode()
+    await _send_body(send, head + b"data: " + data + b"\n\n")
+
+
+async def _send_body(send: Send, body: bytes) -> None:
+    await send({"type": "http.response.body", "body": body, "more_body": True})
 
 
 async def _wait_disconnect(receive: Receive) -> None:
