@@ -1,0 +1,247 @@
+"""The benchmark's report: Markdown tables with ratios, the targets of issue 5, and PNG plots.
+
+``write(data, out)`` takes what :mod:`run` measured (also saved as ``results.json``) and writes
+``results.md`` and ``*.png`` to *out*. ``python report.py results.json`` renders an old run again.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+BASELINE = "sdk-lowlevel"
+SUBJECT = "mcpkit"
+ERAS = (("handshake", "handshake era (2025-11-25, sessions)"), ("modern", "2026-07-28 (stateless)"))
+
+
+def _num(value: Any, digits: int = 0) -> str:
+    if not isinstance(value, int | float) or math.isnan(value):
+        return "–"
+    return f"{value:,.{digits}f}"
+
+
+def _ratio(value: Any, base: Any) -> str:
+    if (
+        not isinstance(value, int | float)
+        or not isinstance(base, int | float)
+        or not base
+        or math.isnan(value)
+    ):
+        return "–"
+    ratio = value / base
+    return f"{ratio:.2f}x" if ratio < 10 else f"{ratio:.0f}x"
+
+
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return lines
+
+
+class _Results:
+    def __init__(self, data: dict[str, Any]) -> None:
+        self.peers = data["peers"]
+        self.by_key = {p["key"]: p["results"] for p in self.peers}
+
+    def get(self, key: str, metric: str) -> Any:
+        return self.by_key.get(key, {}).get(metric)
+
+
+def targets(data: dict[str, Any]) -> list[tuple[str, str, str, bool | None]]:
+    """(target, required, measured, holds) for each target of issue 5 (holds is None: not measured)."""
+    res = _Results(data)
+    m: Callable[[str, str], Any] = res.get
+    out: list[tuple[str, str, str, bool | None]] = []
+
+    def ratio_check(name: str, metric: str, want: float, higher: bool, peer: str = BASELINE) -> None:
+        value, base = m(SUBJECT, metric), m(peer, metric)
+        if not isinstance(value, int | float) or not isinstance(base, int | float) or not base:
+            out.append((name, "", "not measured", None))
+            return
+        ratio = value / base
+        holds = ratio >= want if higher else ratio <= want
+        required = f"≥ {want:g}x {peer}" if higher else f"≤ {want:g}x {peer}"
+        out.append((name, required, f"{ratio:.2f}x ({_num(value)} vs {_num(base)})", holds))
+
+    ratio_check("stdio calls/s, 64 in flight", "stdio_64_per_s", 25, True)
+    ratio_check("stdio calls/s, 64 in flight", "stdio_64_per_s", 1, True, "ts")
+    ratio_check("stdio p50 latency, client and server on two cores", "seq_p50_us", 0.25, False)
+    ratio_check("stdio p50 latency, client and server on one core", "seq_1core_p50_us", 0.25, False)
+    ratio_check("server CPU per stdio call (64 in flight)", "stdio_64_cpu_us", 1, False, "ts")
+    for era, _ in ERAS:
+        ratio_check(f"HTTP calls/s, 8 clients, {era} era", f"http_{era}_8_per_s", 8, True)
+        value, ts = m(SUBJECT, f"http_{era}_8_per_s"), m("ts", "http_handshake_8_per_s")
+        if isinstance(value, int | float) and isinstance(ts, int | float) and ts:
+            out.append((f"HTTP calls/s, 8 clients, {era} era", "≥ 1x ts (handshake era, its only one)",
+                        f"{value / ts:.2f}x ({_num(value)} vs {_num(ts)})", value >= ts))  # fmt: skip
+    ratio_check("memory per idle handshake-era HTTP session", "session_kb", 0.25, False)
+    ratio_check("cold start (spawn to first answer)", "cold_start_ms", 0.25, False)
+    ratio_check("RSS idle", "rss_idle_mb", 0.5, False)
+    ratio_check("RSS after 10k calls", "rss_after_mb", 0.5, False)
+    return out
+
+
+def markdown(data: dict[str, Any]) -> str:
+    res = _Results(data)
+    base = res.by_key.get(BASELINE, {})
+    lines = [
+        f"Measured {data['date']} on {data['machine']}; {data['mode']} run, {data.get('seconds', 0):.0f} s in all.",
+        "Ratios are against the official SDK's low-level `Server` (`sdk-lowlevel`) measured in the same run.",
+        "",
+        "**stdio** (handshake era; `tools/call echo`). Sequential latency is measured with the load generator "
+        "and the server pinned to two different cores, then to one core (see bench/README.md); CPU is the "
+        "server's, per call, at 64 in flight:",
+        "",
+    ]
+    rows = []
+    for peer in data["peers"]:
+        r = peer["results"]
+        rows.append([
+            f"{peer['label']}", _num(r.get("cold_start_ms")), _num(r.get("import_ms")),
+            _num(r.get("seq_p50_us")), _num(r.get("seq_p99_us")),
+            _num(r.get("seq_1core_p50_us")), _num(r.get("seq_1core_p99_us")),
+            _num(r.get("stdio_1_per_s")), _num(r.get("stdio_16_per_s")), _num(r.get("stdio_64_per_s")),
+            _ratio(r.get("stdio_64_per_s"), base.get("stdio_64_per_s")),
+            _num(r.get("stdio_64_cpu_us"), 1), _num(r.get("rss_idle_mb"), 1), _num(r.get("rss_after_mb"), 1),
+        ])  # fmt: skip
+    lines += _table(
+        ["server", "cold start ms", "import ms", "seq p50 µs", "seq p99 µs", "1 core: p50 µs", "p99 µs",
+         "calls/s 1 in flight", "16",
+         "64", "64: ratio", "CPU µs/call", "RSS idle MB", f"RSS after {_num(data['settings']['rss_calls'])} calls MB"],
+        rows,
+    )  # fmt: skip
+    for era, title in ERAS:
+        lines += ["", f"**Streamable HTTP, {title}**: one connection per client"
+                  + (", one session each" if era == "handshake" else "") + "; `tools/call echo`:", ""]  # fmt: skip
+        rows = []
+        for peer in data["peers"]:
+            r = peer["results"]
+            k = f"http_{era}"
+            if f"{k}_8_per_s" not in r:
+                note = r.get("modern_http", "failed") if era == "modern" else "failed"
+                rows.append([peer["label"], note] + ["–"] * 7)
+                continue
+            rows.append([
+                peer["label"], _num(r.get(f"{k}_1_per_s")), _num(r.get(f"{k}_8_per_s")),
+                _ratio(r.get(f"{k}_8_per_s"), base.get(f"{k}_8_per_s")), _num(r.get(f"{k}_32_per_s")),
+                _num(r.get(f"{k}_8_p50_us")), _num(r.get(f"{k}_8_p99_us")), _num(r.get(f"{k}_1_p50_us")),
+                _num(r.get(f"{k}_8_cpu_us")),
+            ])  # fmt: skip
+        lines += _table(
+            ["server", "calls/s 1 client", "8 clients", "8: ratio", "32 clients", "p50 µs at 8", "p99 µs at 8",
+             "p50 µs at 1", "CPU µs/call at 8"],
+            rows,
+        )  # fmt: skip
+    lines += ["", f"**Idle handshake-era HTTP sessions** ({_num(data['settings']['sessions'])} opened, each "
+              "`initialize` + `notifications/initialized`, then left idle):", ""]  # fmt: skip
+    rows = [
+        [p["label"], _num(p["results"].get("session_kb"), 1),
+         _ratio(p["results"].get("session_kb"), base.get("session_kb")), _num(p["results"].get("handshakes_per_s"))]
+        for p in data["peers"]
+    ]  # fmt: skip
+    lines += _table(["server", "kB per idle session", "ratio", "session handshakes/s"], rows)
+    clients = data.get("clients") or {}
+    if clients:
+        lines += ["", "**Clients** against the same server (the hand-written one, stdio, handshake era, "
+                  "`call_tool('echo')`; CPU is the client process's):", ""]  # fmt: skip
+        rows = []
+        names = {"mcpkit": "mcpkit `Client`", "official": "`mcp` 2.3.0 `Client`"}
+        for key, c in clients.items():
+            if "error" in c:
+                rows.append([names.get(key, key), c["error"], "–", "–", "–", "–"])
+                continue
+            rows.append([names.get(key, key), _num(c.get("connect_ms")), _num(c.get("sequential_calls_per_s")),
+                         _num(c.get("sequential_cpu_us_per_call")), _num(c.get("concurrent_calls_per_s")),
+                         _num(c.get("concurrent_cpu_us_per_call"))])  # fmt: skip
+        lines += _table(["client", "connect ms", "calls/s one at a time", "CPU µs/call", "calls/s 16 in flight",
+                         "CPU µs/call"], rows)  # fmt: skip
+    lines += ["", "**Targets** (issue 5), mcpkit against the peer named:", ""]
+    rows = []
+    for name, required, measured, holds in targets(data):
+        mark = "–" if holds is None else ("yes" if holds else "**no**")
+        rows.append([name, required, measured, mark])
+    lines += _table(["target", "required", "measured", "holds"], rows)
+    errors = [(p["label"], e) for p in data["peers"] for e in p["errors"]]
+    if errors:
+        lines += ["", "**Failures**:", ""] + [f"- {label}: {error}" for label, error in errors]
+    lines += ["", "Plots: `stdio.png`, `http.png`, `memory.png`."]
+    return "\n".join(lines) + "\n"
+
+
+def plots(data: dict[str, Any], out: Path) -> list[Path]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    peers = data["peers"]
+    labels = [p["key"] for p in peers]
+    written = []
+
+    def bars(ax: Any, series: list[tuple[str, list[float]]], title: str, ylabel: str, log: bool) -> None:
+        width = 0.8 / max(1, len(series))
+        for i, (name, values) in enumerate(series):
+            xs = [x + (i - (len(series) - 1) / 2) * width for x in range(len(labels))]
+            ax.bar(xs, [v if isinstance(v, int | float) and v > 0 else 0 for v in values], width, label=name)
+        ax.set_xticks(range(len(labels)), labels, rotation=20)
+        ax.set_title(title)
+        ax.set_ylabel(ylabel)
+        if log:
+            ax.set_yscale("log")
+        ax.legend(fontsize=8)
+        ax.grid(axis="y", alpha=0.3)
+
+    def get(metric: str) -> list[float]:
+        return [p["results"].get(metric, 0) or 0 for p in peers]
+
+    fig, axes = plt.subplots(1, 3, figsize=(16, 4.8))
+    bars(axes[0], [(f"{n} in flight", get(f"stdio_{n}_per_s")) for n in (1, 16, 64)],
+         "stdio throughput", "calls/s (log)", True)  # fmt: skip
+    bars(axes[1], [("p50, two cores", get("seq_p50_us")), ("p50, one core", get("seq_1core_p50_us"))],
+         "stdio sequential latency",
+         "µs (log)", True)  # fmt: skip
+    bars(axes[2], [("CPU per call", get("stdio_64_cpu_us"))], "server CPU per stdio call", "µs (log)", True)
+    fig.tight_layout()
+    path = out / "stdio.png"
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    written.append(path)
+
+    fig, axes = plt.subplots(1, 2, figsize=(14, 4.8))
+    for ax, (era, title) in zip(axes, ERAS, strict=True):
+        bars(ax, [(f"{n} clients", get(f"http_{era}_{n}_per_s")) for n in (1, 8, 32)],
+             f"Streamable HTTP, {title}", "calls/s (log)", True)  # fmt: skip
+    fig.tight_layout()
+    path = out / "http.png"
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    written.append(path)
+
+    fig, axes = plt.subplots(1, 3, figsize=(16, 4.8))
+    bars(axes[0], [("idle", get("rss_idle_mb")), ("after calls", get("rss_after_mb"))], "RSS", "MB", False)
+    bars(axes[1], [("kB per session", get("session_kb"))], "idle handshake-era HTTP session", "kB", False)
+    bars(
+        axes[2], [("cold start", get("cold_start_ms")), ("import", get("import_ms"))], "start-up", "ms", False
+    )
+    fig.tight_layout()
+    path = out / "memory.png"
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    written.append(path)
+    return written
+
+
+def write(data: dict[str, Any], out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "results.json").write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+    (out / "results.md").write_text(markdown(data))
+    plots(data, out)
+
+
+if __name__ == "__main__":
+    source = Path(sys.argv[1] if len(sys.argv) > 1 else Path(__file__).parent / "results" / "results.json")
+    write(json.loads(source.read_text()), source.parent)

@@ -1,0 +1,366 @@
+"""Run the whole benchmark side by side and write the report: ``./dev bench [--short]``.
+
+Every server answers the same raw JSON-RPC load from :mod:`loadgen`, one server at a time, on this
+machine. The figures go to ``bench/results/``: ``results.json`` (everything measured),
+``results.md`` (the tables, with ratios against the official SDK's low-level ``Server`` measured in
+the same run, and the targets of issue 5) and PNG plots.
+
+``--short`` is the CI mode: every server is started over stdio and HTTP and must answer
+``tools/list``, ``echo`` and ``add`` correctly, each measurement runs for a moment only, and the report
+must render. Its figures mean nothing and nothing is asserted about them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+import traceback
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import loadgen
+from loadgen import HANDSHAKE, MODERN, BenchError, StdioServer
+
+BENCH = Path(__file__).resolve().parent
+ROOT = BENCH.parent
+SERVERS = BENCH / "servers"
+TS = BENCH / "ts"
+LOGS = ROOT / ".cache" / "bench-logs"
+HOST = "127.0.0.1"
+BASELINE = "sdk-lowlevel"
+
+
+@dataclass(frozen=True)
+class Settings:
+    cold_runs: int  # extra spawns to time cold start (besides the one measured)
+    import_runs: int
+    seq_calls: int
+    seq_seconds: float
+    pipe_seconds: float
+    rss_calls: int  # calls made before "RSS after N calls"
+    http_seconds: float
+    sessions: int
+    client_seconds: float
+    in_flight: tuple[int, ...] = (1, 16, 64)
+    http_clients: tuple[int, ...] = (1, 8, 32)
+
+
+FULL = Settings(cold_runs=2, import_runs=3, seq_calls=3000, seq_seconds=1.0, pipe_seconds=1.5,
+                rss_calls=10_000, http_seconds=1.5, sessions=1000, client_seconds=1.5)  # fmt: skip
+SHORT = Settings(cold_runs=0, import_runs=1, seq_calls=20, seq_seconds=0.2, pipe_seconds=0.1,
+                 rss_calls=200, http_seconds=0.1, sessions=10, client_seconds=0.1)  # fmt: skip
+
+
+@dataclass
+class Peer:
+    key: str
+    label: str
+    stdio: list[str]
+    http: Callable[[int], list[str]]
+    imports: list[str]  # a command that only imports what the server needs
+    bare: list[str]  # the same interpreter doing nothing (subtracted from the import time)
+    cwd: Path = ROOT
+    results: dict[str, Any] = field(default_factory=dict)
+    errors: list[str] = field(default_factory=list)
+
+
+def peers() -> list[Peer]:
+    py = sys.executable
+
+    def script(name: str) -> Callable[[int], list[str]]:
+        return lambda port: [py, str(SERVERS / name), "--http", str(port)]
+
+    mcpkit_file = str(SERVERS / "mcpkit_server.py")
+    node = shutil.which("node") or "node"
+    return [
+        Peer("raw", "hand-written loop (uvloop, orjson; raw ASGI on uvicorn)", [py, str(SERVERS / "raw_server.py")],
+             script("raw_server.py"), [py, "-c", "import asyncio, uvloop, orjson, uvicorn"], [py, "-c", "pass"]),
+        Peer("mcpkit", "mcpkit `Server` (high-level)", [py, "-m", "mcpkit", "run", mcpkit_file],
+             lambda port: [py, "-m", "mcpkit", "run", mcpkit_file, "--transport", "http", "--port", str(port)],
+             [py, "-c", "import mcpkit.cli, mcpkit"], [py, "-c", "pass"]),
+        Peer("ts", "TypeScript SDK 1.32 low-level `Server`", [node, str(TS / "server.mjs")],
+             lambda port: [node, str(TS / "server.mjs"), "--http", str(port)],
+             [node, "--input-type=module", "-e",
+              "await import('@modelcontextprotocol/sdk/server/index.js');"
+              "await import('@modelcontextprotocol/sdk/server/stdio.js')"],
+             [node, "--input-type=module", "-e", "0"], cwd=TS),
+        Peer(BASELINE, "`mcp` 2.3.0 low-level `Server`", [py, str(SERVERS / "sdk_lowlevel.py")],
+             script("sdk_lowlevel.py"), [py, "-c", "import mcp.server.lowlevel, mcp.server.stdio"],
+             [py, "-c", "pass"]),
+        Peer("sdk-mcpserver", "`mcp` 2.3.0 `MCPServer`", [py, str(SERVERS / "sdk_mcpserver.py")],
+             script("sdk_mcpserver.py"), [py, "-c", "import mcp.server.mcpserver"], [py, "-c", "pass"]),
+        Peer("fastmcp", "`fastmcp` 4.1.2", [py, str(SERVERS / "fastmcp_server.py")], script("fastmcp_server.py"),
+             [py, "-c", "import fastmcp"], [py, "-c", "pass"]),
+    ]  # fmt: skip
+
+
+def ensure_ts() -> None:
+    """Install the TypeScript SDK into bench/ts/node_modules from the committed lock file."""
+    if (TS / "node_modules" / "@modelcontextprotocol" / "sdk" / "package.json").exists():
+        return
+    npm = shutil.which("npm")
+    if npm is None:
+        raise BenchError("npm is not installed; the TypeScript SDK peer needs Node.js and npm")
+    subprocess.run([npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"], cwd=TS, check=True,
+                   stdout=subprocess.DEVNULL)  # fmt: skip
+
+
+def log_file(peer: Peer, what: str) -> Any:
+    LOGS.mkdir(parents=True, exist_ok=True)
+    return open(LOGS / f"{peer.key}-{what}.log", "wb")
+
+
+# -- measurements ----------------------------------------------------------------------------------
+
+
+def import_time(peer: Peer, runs: int) -> float:
+    """Median wall time (ms) of importing the server's stack, less the bare interpreter's start."""
+
+    def timed(command: list[str]) -> float:
+        t0 = time.perf_counter()
+        subprocess.run(
+            command, cwd=peer.cwd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        return time.perf_counter() - t0
+
+    timed(peer.imports)  # bytecode caches written, files in the page cache
+    full = statistics.median(timed(peer.imports) for _ in range(runs))
+    bare = statistics.median(timed(peer.bare) for _ in range(runs))
+    return max(0.0, (full - bare) * 1e3)
+
+
+async def cold_start(peer: Peer) -> tuple[StdioServer, float]:
+    """Spawn the stdio server; the time (ms) until its answer to ``initialize``."""
+    with log_file(peer, "stdio") as log:
+        server = await StdioServer.spawn(peer.stdio, cwd=str(peer.cwd), stderr=log)
+    await server.handshake(HANDSHAKE)
+    return server, (time.perf_counter() - server.started) * 1e3
+
+
+async def bench_stdio(peer: Peer, s: Settings) -> None:
+    r = peer.results
+    colds = []
+    for _ in range(s.cold_runs):
+        extra, ms = await cold_start(peer)
+        colds.append(ms)
+        await extra.close()
+    server, ms = await cold_start(peer)
+    colds.append(ms)
+    r["cold_start_ms"] = statistics.median(colds)
+    try:
+        await server.check(HANDSHAKE)
+        await asyncio.sleep(0.2)
+        r["rss_idle_mb"] = loadgen.rss_bytes(server.pid) / 2**20
+        # Warm-up: JIT compilers, caches, lazily imported modules.
+        calls, _ = await server.pipelined(HANDSHAKE, 16, 0.05 if s is SHORT else 0.3)
+        for suffix, same_core in (("", False), ("_1core", True)):
+            with loadgen.placed(server.pid, same_core):
+                latencies = await server.sequential(HANDSHAKE, s.seq_calls, s.seq_seconds)
+            calls += len(latencies)
+            r[f"seq{suffix}_p50_us"] = loadgen.percentile(latencies, 0.5)
+            r[f"seq{suffix}_p99_us"] = loadgen.percentile(latencies, 0.99)
+        for width in s.in_flight:
+            cpu0 = loadgen.cpu_seconds(server.pid)
+            answered, elapsed = await server.pipelined(HANDSHAKE, width, s.pipe_seconds)
+            cpu = loadgen.cpu_seconds(server.pid) - cpu0
+            calls += answered
+            r[f"stdio_{width}_per_s"] = answered / elapsed
+            r[f"stdio_{width}_cpu_us"] = cpu / answered * 1e6
+        if calls < s.rss_calls:
+            answered, _ = await server.pipelined(HANDSHAKE, 64, 600, max_calls=s.rss_calls - calls)
+            calls += answered
+        await server.check(HANDSHAKE)
+        await asyncio.sleep(0.2)
+        r["rss_calls"] = calls
+        r["rss_after_mb"] = loadgen.rss_bytes(server.pid) / 2**20
+    finally:
+        await server.close()
+
+
+@contextlib.asynccontextmanager
+async def http_server(peer: Peer, what: str) -> Any:
+    port = loadgen.free_port()
+    with log_file(peer, what) as log:
+        process = await asyncio.create_subprocess_exec(
+            *peer.http(port), cwd=str(peer.cwd), stdin=asyncio.subprocess.DEVNULL,
+            stdout=log, stderr=log,
+        )  # fmt: skip
+    try:
+        await loadgen.wait_for_port(HOST, port, process)
+        yield port, process
+    finally:
+        if process.returncode is None:
+            process.terminate()
+            try:
+                await asyncio.wait_for(process.wait(), 5)
+            except TimeoutError:
+                process.kill()
+                await process.wait()
+
+
+async def bench_http(peer: Peer, s: Settings) -> None:
+    r = peer.results
+    async with http_server(peer, "http") as (port, process):
+        for era in (HANDSHAKE, MODERN):
+            client = loadgen.HttpClient(HOST, port, era)
+            try:
+                await client.open()
+                await client.check()
+            except (BenchError, KeyError, ValueError, OSError) as exc:
+                if era == HANDSHAKE:
+                    raise
+                r["modern_http"] = f"not supported ({type(exc).__name__}: {str(exc)[:120]})"
+                continue
+            finally:
+                client.close()
+            r["modern_http"] = "yes" if era == MODERN else r.get("modern_http")
+            await loadgen.http_load(HOST, port, era, 8, 0.05 if s is SHORT else 0.3)  # warm-up
+            for clients in s.http_clients:
+                cpu0 = loadgen.cpu_seconds(process.pid)
+                calls, elapsed, latencies = await loadgen.http_load(HOST, port, era, clients, s.http_seconds)
+                cpu = loadgen.cpu_seconds(process.pid) - cpu0
+                key = f"http_{era}_{clients}"
+                r[f"{key}_per_s"] = calls / elapsed
+                r[f"{key}_p50_us"] = loadgen.percentile(latencies, 0.5)
+                r[f"{key}_p99_us"] = loadgen.percentile(latencies, 0.99)
+                r[f"{key}_cpu_us"] = cpu / calls * 1e6
+    # Idle sessions on a fresh process, so that nothing freed by the load is reused for them.
+    async with http_server(peer, "sessions") as (port, process):
+        await loadgen.open_idle_sessions(HOST, port, 20)
+        await asyncio.sleep(0.3)
+        before = loadgen.rss_bytes(process.pid)
+        t0 = time.perf_counter()
+        opened = await loadgen.open_idle_sessions(HOST, port, s.sessions)
+        r["handshakes_per_s"] = len(opened) / (time.perf_counter() - t0)
+        await asyncio.sleep(0.5)
+        r["session_kb"] = (loadgen.rss_bytes(process.pid) - before) / len(opened) / 1024
+        r["sessions"] = len(opened)
+
+
+async def bench_clients(s: Settings) -> dict[str, Any]:
+    """The mcpkit client and the official client, each against the hand-written server."""
+    server = [sys.executable, str(SERVERS / "raw_server.py")]
+    out: dict[str, Any] = {}
+    for which in ("mcpkit", "official"):
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, str(BENCH / "clients.py"), which, str(s.client_seconds), "16", "--", *server,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
+        )  # fmt: skip
+        stdout, _ = await process.communicate()
+        try:
+            out[which] = json.loads(stdout.decode().strip().splitlines()[-1])
+        except (ValueError, IndexError):
+            out[which] = {"error": f"no result (exit code {process.returncode})"}
+    return out
+
+
+# -- the run ---------------------------------------------------------------------------------------
+
+
+async def run_all(s: Settings, only: Sequence[str] | None, log: Callable[[str], None]) -> dict[str, Any]:
+    selected = [p for p in peers() if not only or p.key in only]
+    for peer in selected:
+        t0 = time.perf_counter()
+        if peer.key == "ts":
+            try:
+                ensure_ts()
+            except (BenchError, subprocess.CalledProcessError, OSError) as exc:
+                peer.errors.append(f"install: {exc}")
+                log(f"{peer.key}: cannot install: {exc}")
+                continue
+        for name, step in (("stdio", bench_stdio), ("http", bench_http)):
+            try:
+                await asyncio.wait_for(step(peer, s), 300)
+            except Exception as exc:
+                peer.errors.append(f"{name}: {type(exc).__name__}: {exc}")
+                log(f"{peer.key}: {name} failed:\n{traceback.format_exc()}")
+        try:
+            peer.results["import_ms"] = import_time(peer, s.import_runs)
+        except (subprocess.CalledProcessError, OSError) as exc:
+            peer.errors.append(f"import: {exc}")
+        log(f"{peer.key}: done in {time.perf_counter() - t0:.1f} s")
+    t0 = time.perf_counter()
+    clients = await bench_clients(s) if not only or "mcpkit" in only else {}
+    log(f"clients: done in {time.perf_counter() - t0:.1f} s")
+    return {
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "machine": machine(),
+        "mode": "short" if s is SHORT else "full",
+        "settings": s.__dict__,
+        "peers": [
+            {"key": p.key, "label": p.label, "results": p.results, "errors": p.errors} for p in selected
+        ],
+        "clients": clients,
+    }
+
+
+def machine() -> str:
+    model = ""
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    node = ""
+    with contextlib.suppress(OSError, subprocess.CalledProcessError):
+        node = subprocess.run(
+            ["node", "--version"], capture_output=True, text=True, check=True
+        ).stdout.strip()
+    mem = ""
+    with contextlib.suppress(OSError, ValueError):
+        kb = int(Path("/proc/meminfo").read_text().split()[1])
+        mem = f", {kb / 2**20:.0f} GiB"
+    return (
+        f"{os.cpu_count()} cores ({model or platform.machine()}){mem}, {platform.system()} {platform.release()}, "
+        f"Python {platform.python_version()}, Node {node or 'n/a'}"
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--short", action="store_true", help="CI mode: check every server, time nothing")
+    parser.add_argument(
+        "--only", nargs="*", help="measure only these servers (keys: raw mcpkit ts sdk-lowlevel ...)"
+    )
+    parser.add_argument("--out", type=Path, default=BENCH / "results", help="where to write the report")
+    args = parser.parse_args(argv)
+    settings = SHORT if args.short else FULL
+    started = time.perf_counter()
+
+    def log(text: str) -> None:
+        print(f"[{time.perf_counter() - started:6.1f} s] {text}", file=sys.stderr, flush=True)
+
+    try:
+        import uvloop
+
+        data = uvloop.run(run_all(settings, args.only, log))
+    except ImportError:  # pragma: no cover
+        data = asyncio.run(run_all(settings, args.only, log))
+    data["seconds"] = time.perf_counter() - started
+    args.out.mkdir(parents=True, exist_ok=True)
+    import report
+
+    report.write(data, args.out)
+    log(f"report written to {args.out} ({data['seconds']:.0f} s in all)")
+    failed = [f"{p['key']}: {e}" for p in data["peers"] for e in p["errors"]]
+    failed += [f"client {k}: {v['error']}" for k, v in data["clients"].items() if "error" in v]
+    for line in failed:
+        print(f"FAILED {line}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,59 @@
+"""The benchmark's short mode (``./dev bench --short``): every server answers, and the report renders.
+
+No timing is asserted: the short mode measures each figure for a moment only, so that CI checks the
+benchmark itself (servers, load generator, report), not this machine's speed.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+pytestmark = [pytest.mark.e2e, pytest.mark.interop]
+
+
+def test_short_benchmark_runs_every_server_and_renders_the_report(tmp_path: Path) -> None:
+    only: list[str] = []
+    if shutil.which("node") is None or shutil.which("npm") is None:  # the one peer we cannot install
+        only = ["raw", "mcpkit", "sdk-lowlevel", "sdk-mcpserver", "fastmcp"]
+    command = [sys.executable, str(ROOT / "bench" / "run.py"), "--short", "--out", str(tmp_path)]
+    if only:
+        command += ["--only", *only]
+    proc = subprocess.run(command, capture_output=True, text=True, timeout=240)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+
+    data = json.loads((tmp_path / "results.json").read_text())
+    keys = {peer["key"] for peer in data["peers"]}
+    assert keys == set(only or ["raw", "mcpkit", "ts", "sdk-lowlevel", "sdk-mcpserver", "fastmcp"])
+    for peer in data["peers"]:
+        assert peer["errors"] == [], peer
+        results = peer["results"]
+        # Each figure exists only if the server answered the checks and the load (errors raise).
+        for metric in (
+            "cold_start_ms",
+            "stdio_64_per_s",
+            "rss_after_mb",
+            "http_handshake_8_per_s",
+            "session_kb",
+        ):
+            assert metric in results, (peer["key"], metric)
+    by_key = {peer["key"]: peer["results"] for peer in data["peers"]}
+    for key in ("raw", "mcpkit", "sdk-lowlevel"):  # these speak 2026-07-28 over HTTP too
+        assert by_key[key].get("modern_http") == "yes", by_key[key].get("modern_http")
+        assert "http_modern_8_per_s" in by_key[key]
+    for client in data["clients"].values():
+        assert "error" not in client, client
+
+    report = (tmp_path / "results.md").read_text()
+    for peer in data["peers"]:
+        assert peer["label"] in report
+    assert "**Targets**" in report
+    for plot in ("stdio.png", "http.png", "memory.png"):
+        assert (tmp_path / plot).read_bytes().startswith(b"\x89PNG")
