@@ -116,6 +116,9 @@ class StateSealer:
             body, mac = _unb64(body_text), _unb64(mac_text)
         except (AttributeError, ValueError):
             raise InvalidParams("invalid requestState") from None
+        if _b64(body) != body_text or _b64(mac) != mac_text:
+            # base64's last character carries spare bits: an altered one can decode the same
+            raise InvalidParams("invalid requestState: it was altered")
         expected = hmac.new(self._key, body, hashlib.sha256).digest()
         if not hmac.compare_digest(mac, expected):
             raise InvalidParams("invalid requestState: it was not issued by this server, or it was altered")

@@ -217,6 +217,35 @@ class Client:
                 if forced is not None:
                     raise MCPError(f"the server does not speak {forced} (it did not answer server/discover)")
                 await self._initialize(LATEST_HANDSHAKE_VERSION)
+        except RPCError as exc:
+            status = exc.data.get("httpStatus") if isinstance(exc.data, dict) else None
+            if status not in (400, 404, 405) or not self._is_url():
+                await self.aclose()
+                raise
+            # "If it fails with an HTTP 4xx status code ... issue a GET request to the server URL,
+            # expecting ... an SSE stream" of the 2024-11-05 HTTP+SSE transport.
+            await self.aclose()
+            await self._connect_legacy_sse()
+        except BaseException:
+            await self.aclose()
+            raise
+
+    def _is_url(self) -> bool:
+        return isinstance(self._target, str) and self._target.startswith(("http://", "https://"))
+
+    async def _connect_legacy_sse(self) -> None:
+        from .transports.sse_client import SSEClientTransport
+
+        transport = SSEClientTransport(str(self._target))
+        await transport.open()
+        self._transport = transport
+        self._peer = Peer(transport, on_request=self._on_request, on_notification=self._on_notification)
+        self._reader = asyncio.ensure_future(self._peer.run())
+        try:
+            forced = self._forced
+            await self._initialize(
+                forced if forced is not None and era_of(forced) is Era.HANDSHAKE else "2024-11-05"
+            )
         except BaseException:
             await self.aclose()
             raise
@@ -740,7 +769,10 @@ class Client:
         if callback is None:
             raise MethodNotFound(f"Method not found: {method} (this client has no callback for it)")
         answer = await callback(params)
-        return msgspec.to_builtins(answer) if isinstance(answer, msgspec.Struct) else answer
+        answer = msgspec.to_builtins(answer) if isinstance(answer, msgspec.Struct) else answer
+        if method == "elicitation/create":
+            _apply_defaults(answer, params.get("requestedSchema"))
+        return answer
 
     async def roots_changed(self) -> None:
         """Tell the server the roots changed (``notifications/roots/list_changed``, handshake era)."""
@@ -885,3 +917,19 @@ class _Progress:
 def _server_info_from(result: dict[str, Any]) -> Any:
     meta = result.get("_meta")
     return meta.get(META_SERVER_INFO) if isinstance(meta, dict) else None
+
+
+def _apply_defaults(answer: Any, schema: Any) -> None:
+    """An accepted form leaves out fields the user did not touch: those with a ``default`` in the
+    requested schema take it (SEP-1034)."""
+    if not isinstance(answer, dict) or answer.get("action") != "accept" or not isinstance(schema, dict):
+        return
+    properties = schema.get("properties")
+    if not isinstance(properties, dict):
+        return
+    content = answer.get("content")
+    if not isinstance(content, dict):
+        content = answer["content"] = {}
+    for name, field in properties.items():
+        if name not in content and isinstance(field, dict) and "default" in field:
+            content[name] = field["default"]

@@ -81,6 +81,26 @@ def test_our_client_falls_back_over_http_with_sdk1(sdk1_url: str) -> None:
     asyncio.run(asyncio.wait_for(exercise(sdk1_url, None, "2025-11-25"), 30))
 
 
+@pytest.mark.parametrize("sdk", ["mcp2", "mcp1"])
+def test_our_client_falls_back_to_http_sse(sdk: str) -> None:
+    # POST to the SSE URL fails with a 4xx, so the client opens the 2024-11-05 stream instead.
+    python = Path(sys.executable) if sdk == "mcp2" else ensure_venv("mcp1", "mcp==1.30.0")
+    port = free_port()
+    for url in http_server([str(python), str(PEERS / "official_server.py"), "--sse", str(port)], port, 20):
+        sse_url = url.removesuffix("/mcp") + "/sse"
+        asyncio.run(asyncio.wait_for(exercise(sse_url, None, "2024-11-05"), 30))
+
+
+def test_our_client_falls_back_to_our_own_http_sse(our_url: str) -> None:
+    async def main() -> None:
+        async with Client(our_url.removesuffix("/mcp") + "/sse") as client:
+            assert client.protocol_version == "2024-11-05"
+            result = await client.call_tool("get_weather", {"location": "Oslo"})
+            assert result.is_error is not True and "Oslo" in str(result.content)
+
+    asyncio.run(asyncio.wait_for(main(), 30))
+
+
 def test_sdk2_client_against_our_http_server(our_url: str) -> None:
     out: dict[str, Any] = sdk_client(sys.executable, *CALLS, "--", our_url)
     assert out["protocolVersion"] == "2026-07-28"

@@ -31,6 +31,17 @@ __all__ = ["HTTPClientTransport"]
 _NAMED: Final = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 
 
+class _StreamState:
+    """What a client knows of one response stream: where it got to, and whether it is answered."""
+
+    __slots__ = ("answered", "last_event_id", "retry_ms")
+
+    def __init__(self) -> None:
+        self.last_event_id: str | None = None
+        self.retry_ms: int | None = None
+        self.answered = False
+
+
 class HTTPClientTransport:
     """Talks to the MCP endpoint at *url*."""
 
@@ -46,6 +57,8 @@ class HTTPClientTransport:
         #: Per tool, the ``x-mcp-header`` parameters to mirror (the client fills it from tools/list).
         self.mirrored: dict[str, dict[str, tuple[str, ...]]] = {}
         self.protocol_version: str | None = None
+        #: How many times one request's event stream is resumed with ``Last-Event-ID`` at most.
+        self.max_reconnects = 10
         self._closed = False
 
     async def receive(self) -> bytes:
@@ -67,6 +80,12 @@ class HTTPClientTransport:
         task = asyncio.ensure_future(self._post(message, data))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        if data.get("method") == "notifications/initialized" and self.session_id is not None:
+            # The session's own stream, for server messages that belong to no request (requests
+            # a handler sends unrelated to the call, list changes...). A 405 means there is none.
+            listen = asyncio.ensure_future(self._standalone_stream(task))
+            self._tasks.add(listen)
+            listen.add_done_callback(self._tasks.discard)
         if "id" in data and "method" in data:
             request_id = data["id"]
             self._posts[request_id] = task
@@ -130,7 +149,7 @@ class HTTPClientTransport:
             self.session_id = reply.headers.get("mcp-session-id")
         kind = reply.headers.get("content-type", "")
         if kind.startswith("text/event-stream"):
-            await self._read_events(reply)
+            await self._read_events(reply, request_id)
             return
         body = await reply.aread()
         if reply.status_code == 202 or not body:
@@ -145,16 +164,89 @@ class HTTPClientTransport:
             return
         self._fail(request_id, f"HTTP {reply.status_code} from {self.url}", reply.status_code)
 
-    async def _read_events(self, reply: httpx.Response) -> None:
+    async def _read_events(self, reply: httpx.Response, request_id: Any = None) -> None:
+        stream = _StreamState()
+        await self._pump(reply, request_id, stream)
+        # "If the stream ends before the response, the client reconnects with GET and Last-Event-ID
+        # after the server's retry" (2025-03-26 to 2025-11-25; the stateless era has no sessions).
+        reconnects = 0
+        while (
+            request_id is not None
+            and not stream.answered
+            and stream.last_event_id is not None
+            and self.session_id is not None
+            and reconnects < self.max_reconnects
+        ):
+            reconnects += 1
+            await asyncio.sleep((stream.retry_ms if stream.retry_ms is not None else 1000) / 1000)
+            headers = {
+                "Accept": "text/event-stream",
+                "Mcp-Session-Id": self.session_id,
+                "Last-Event-ID": stream.last_event_id,
+            }
+            if self.protocol_version is not None:
+                headers["MCP-Protocol-Version"] = self.protocol_version
+            async with self._http.stream("GET", self.url, headers=headers) as again:
+                if again.status_code != 200 or not again.headers.get("content-type", "").startswith(
+                    "text/event-stream"
+                ):
+                    break
+                await self._pump(again, request_id, stream)
+        if request_id is not None and not stream.answered:
+            self._fail(request_id, "the event stream ended before the response", None)
+
+    async def _standalone_stream(self, initialized: asyncio.Task[None]) -> None:
+        await initialized
+        stream = _StreamState()
+        for _ in range(self.max_reconnects + 1):
+            if self.session_id is None or self._closed:
+                return
+            headers = {"Accept": "text/event-stream", "Mcp-Session-Id": self.session_id}
+            if self.protocol_version is not None:
+                headers["MCP-Protocol-Version"] = self.protocol_version
+            if stream.last_event_id is not None:
+                headers["Last-Event-ID"] = stream.last_event_id
+            try:
+                async with self._http.stream(
+                    "GET", self.url, headers=headers, timeout=httpx.Timeout(None, connect=10.0)
+                ) as reply:
+                    if reply.status_code != 200 or not reply.headers.get("content-type", "").startswith(
+                        "text/event-stream"
+                    ):
+                        return
+                    await self._pump(reply, None, stream)
+            except httpx.HTTPError:
+                pass
+            await asyncio.sleep((stream.retry_ms if stream.retry_ms is not None else 1000) / 1000)
+
+    async def _pump(self, reply: httpx.Response, request_id: Any, stream: _StreamState) -> None:
+        """Pass each event's data to the inbox, noting ids, ``retry`` and whether the answer came."""
         data_lines: list[str] = []
         async for line in reply.aiter_lines():
             if line.startswith("data:"):
-                data_lines.append(line[5:].lstrip(" "))
+                data_lines.append(line[5:].removeprefix(" "))
+            elif line.startswith("id:"):
+                stream.last_event_id = line[3:].strip()
+            elif line.startswith("retry:") and line[6:].strip().isdigit():
+                stream.retry_ms = int(line[6:].strip())
             elif not line and data_lines:
-                self._inbox.put_nowait("\n".join(data_lines).encode())
+                self._deliver("\n".join(data_lines).encode(), request_id, stream)
+                data_lines = []
+            elif not line:
                 data_lines = []
         if data_lines:
-            self._inbox.put_nowait("\n".join(data_lines).encode())
+            self._deliver("\n".join(data_lines).encode(), request_id, stream)
+
+    def _deliver(self, data: bytes, request_id: Any, stream: _StreamState) -> None:
+        if not data.strip():
+            return  # a priming event: an id and empty data
+        self._inbox.put_nowait(data)
+        if request_id is not None and not stream.answered:
+            with contextlib.suppress(ValueError):
+                message = json.loads(data)
+                stream.answered = (
+                    isinstance(message, dict) and message.get("id") == request_id and "method" not in message
+                )
 
     def _fail(self, request_id: Any, message: str, status: int | None) -> None:
         if request_id is None:

@@ -1,7 +1,7 @@
 """A stdio server built on the official ``mcp`` SDK's high-level API, for interoperability tests.
 
 Runs under ``mcp`` 2.x (``MCPServer``) and 1.x (``FastMCP``), over stdio or, with ``--http PORT``,
-Streamable HTTP at ``http://127.0.0.1:PORT/mcp``. Tools: ``get_weather``, ``add``,
+Streamable HTTP at ``http://127.0.0.1:PORT/mcp`` (``--sse PORT``: HTTP+SSE at ``/sse``). Tools: ``get_weather``, ``add``,
 ``echo`` and ``fail`` (raises, so the call ends with ``isError``).
 """
 
@@ -42,11 +42,13 @@ def fail() -> str:
 if __name__ == "__main__":
     import sys
 
-    if len(sys.argv) == 3 and sys.argv[1] == "--http":  # python official_server.py --http PORT
+    # python official_server.py --http PORT (Streamable HTTP) | --sse PORT (2024-11-05 HTTP+SSE)
+    if len(sys.argv) == 3 and sys.argv[1] in ("--http", "--sse"):
+        transport = "streamable-http" if sys.argv[1] == "--http" else "sse"
         if HighLevel.__name__ == "FastMCP":  # mcp 1.x: host and port are settings
             server.settings.host, server.settings.port = "127.0.0.1", int(sys.argv[2])
-            server.run("streamable-http")
+            server.run(transport)
         else:
-            server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+            server.run(transport, host="127.0.0.1", port=int(sys.argv[2]))
     else:
         server.run()

@@ -1,0 +1,103 @@
+"""The 2024-11-05 HTTP+SSE transport, client side: the fallback for servers that predate Streamable HTTP.
+
+"Clients wanting to support older servers should: attempt to POST an InitializeRequest to the server
+URL ... If it fails with an HTTP 4xx status code (e.g., 405 Method Not Allowed or 404 Not Found):
+issue a GET request to the server URL, expecting that this will open an SSE stream and return an
+``endpoint`` event as the first event." (2025-03-26, basic/transports, backwards compatibility)
+
+Everything the server says arrives on that one stream; the client POSTs each message to the endpoint.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from typing import Any
+from urllib.parse import urljoin
+
+import httpx
+
+from .._errors import ConnectionClosed
+
+__all__ = ["SSEClientTransport"]
+
+
+class SSEClientTransport:
+    """Talks to an HTTP+SSE server whose event stream is at *url*."""
+
+    def __init__(
+        self, url: str, *, headers: dict[str, str] | None = None, endpoint_timeout: float = 10.0
+    ) -> None:
+        self.url = url
+        self.endpoint_timeout = endpoint_timeout
+        self._http = httpx.AsyncClient(headers=headers, timeout=httpx.Timeout(None, connect=10.0))
+        self._inbox: asyncio.Queue[bytes | None] = asyncio.Queue()
+        self._endpoint: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        self._stream: asyncio.Task[None] | None = None
+        self._closed = False
+
+    async def open(self) -> None:
+        """Open the event stream and wait for the ``endpoint`` event."""
+        self._stream = asyncio.ensure_future(self._listen())
+        try:
+            await asyncio.wait_for(asyncio.shield(self._endpoint), self.endpoint_timeout)
+        except (TimeoutError, ConnectionClosed):
+            await self.aclose()
+            raise ConnectionClosed(f"{self.url} opened no HTTP+SSE stream with an endpoint event") from None
+
+    async def _listen(self) -> None:
+        try:
+            async with self._http.stream("GET", self.url, headers={"Accept": "text/event-stream"}) as reply:
+                if reply.status_code != 200:
+                    raise ConnectionClosed(f"HTTP {reply.status_code} from {self.url}")
+                kind, data = "message", []
+                async for line in reply.aiter_lines():
+                    if line.startswith("event:"):
+                        kind = line[6:].strip()
+                    elif line.startswith("data:"):
+                        data.append(line[5:].removeprefix(" "))
+                    elif not line:
+                        if kind == "endpoint" and data and not self._endpoint.done():
+                            self._endpoint.set_result(urljoin(self.url, data[0].strip()))
+                        elif kind == "message" and data:
+                            self._inbox.put_nowait("\n".join(data).encode())
+                        kind, data = "message", []
+        except (httpx.HTTPError, ConnectionClosed) as exc:
+            if not self._endpoint.done():
+                self._endpoint.set_exception(ConnectionClosed(str(exc)))
+        finally:
+            self._inbox.put_nowait(None)
+
+    async def receive(self) -> bytes:
+        message = await self._inbox.get()
+        if message is None:
+            self._inbox.put_nowait(None)
+            raise EOFError
+        return message
+
+    async def send(self, message: bytes) -> None:
+        if self._closed:
+            raise ConnectionClosed("the HTTP+SSE transport is closed")
+        reply = await self._http.post(
+            await self._endpoint, content=message, headers={"Content-Type": "application/json"}
+        )
+        if reply.status_code >= 400:
+            data: dict[str, Any] = json.loads(message)
+            if "id" in data and "method" in data:  # the request will never be answered: say so
+                error = {"code": -32600, "message": f"HTTP {reply.status_code} from the server",
+                         "data": {"httpStatus": reply.status_code}}  # fmt: skip
+                self._inbox.put_nowait(
+                    json.dumps({"jsonrpc": "2.0", "id": data["id"], "error": error}).encode()
+                )
+
+    async def aclose(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        if self._stream is not None:
+            self._stream.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._stream
+        await self._http.aclose()
+        self._inbox.put_nowait(None)
