@@ -303,3 +303,52 @@ def test_the_client_starts_a_new_session_after_404(notes_url: str) -> None:
             assert transport.session_id and transport.session_id != first
 
     asyncio.run(asyncio.wait_for(main(), 20))
+
+
+@pytest.fixture(scope="module")
+def jobs_url() -> Iterator[str]:
+    yield from serve("jobs.py")
+
+
+def _events(lines: Iterator[str], count: int) -> list[dict[str, str]]:
+    """The next *count* SSE events, as field dicts."""
+    events: list[dict[str, str]] = []
+    event: dict[str, str] = {}
+    for line in lines:
+        if line:
+            name, _, value = line.partition(":")
+            event[name] = value.removeprefix(" ")
+        elif event:
+            events.append(event)
+            event = {}
+            if len(events) == count:
+                break
+    return events
+
+
+def test_a_dropped_stream_is_resumed_with_last_event_id(jobs_url: str) -> None:
+    session = initialize(jobs_url)
+    headers = {"Mcp-Session-Id": session, "MCP-Protocol-Version": "2025-11-25", "Accept": "application/json, text/event-stream"}  # fmt: skip
+    call = {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "method": "tools/call",
+        "params": {"name": "slow_compute", "arguments": {"seconds": 1}, "_meta": {"progressToken": "p"}},
+    }
+    with httpx.stream("POST", jobs_url, json=call, headers=headers, timeout=10) as stream:
+        assert stream.headers["content-type"] == "text/event-stream"
+        priming, first = _events(stream.iter_lines(), 2)
+    # The priming event: an id, a retry, empty data. Then each message has an id of its own.
+    assert priming["data"] == "" and priming["id"] and int(priming["retry"]) > 0
+    assert json.loads(first["data"])["params"]["progress"] == 1
+    # The connection was dropped; the request goes on. Resume after the first progress event.
+    resume = {**headers, "Last-Event-ID": first["id"]}
+    with httpx.stream("GET", jobs_url, headers=resume, timeout=10) as stream:
+        rest = [json.loads(e["data"]) for e in _events(stream.iter_lines(), 10)]
+    assert [m["params"]["progress"] for m in rest[:-1]] == list(range(2, 11))  # nothing lost or repeated
+    assert rest[-1]["id"] == 7 and rest[-1]["result"]["content"][0]["text"] == "job done after 1s"
+    # An id of no stream of this session cannot be resumed.
+    other = initialize(jobs_url)
+    foreign = {**headers, "Mcp-Session-Id": other, "Last-Event-ID": first["id"]}
+    assert httpx.get(jobs_url, headers=foreign, timeout=10).status_code == 400
+    assert httpx.get(jobs_url, headers={**resume, "Last-Event-ID": "nope/1"}, timeout=10).status_code == 400
