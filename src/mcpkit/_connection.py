@@ -14,6 +14,7 @@ Transports own one connection each (a stdio process, an HTTP session); handlers 
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -26,7 +27,7 @@ from ._errors import (
     UnsupportedProtocolVersion,
 )
 from ._state import ALLOWED_BEFORE_INITIALIZED, Input, Role, State, transition
-from ._versions import STATELESS_VERSIONS, SUPPORTED_VERSIONS, Era, has, negotiate_handshake_version
+from ._versions import FEATURES, STATELESS_VERSIONS, SUPPORTED_VERSIONS, Era, has, negotiate_handshake_version
 
 __all__ = [
     "META_CLIENT_CAPABILITIES",
@@ -58,14 +59,26 @@ class Scope:
     client_capabilities: dict[str, Any] = field(default_factory=dict)
     client_info: dict[str, Any] | None = None
     log_level: str | None = None
+    # What the revision has, looked up once: handlers ask several times per request.
+    _features: frozenset[str] = field(init=False, repr=False, compare=False)
+    stateless: bool = field(init=False, repr=False, compare=False)
 
-    @property
-    def stateless(self) -> bool:
-        return self.era is Era.STATELESS
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_features", _features_of(self.version))
+        object.__setattr__(self, "stateless", self.era is Era.STATELESS)
 
     def has(self, feature: str) -> bool:
         """Whether this request's revision has *feature* (see ``_versions.FEATURES``)."""
-        return has(self.version, feature)
+        return feature in self._features
+
+
+@functools.lru_cache(maxsize=64)
+def _features_of(version: str) -> frozenset[str]:
+    return frozenset(feature for feature in FEATURES if has(version, feature))
+
+
+#: Where a request other than initialize leaves the handshake lifecycle, from each state.
+_AFTER_REQUEST: Final = {state: transition(Role.SERVER, state, Input.REQUEST) or state for state in State}
 
 
 class ServerConnection:
@@ -117,7 +130,7 @@ class ServerConnection:
         if request.method == "server/discover":
             raise InvalidParams(f"server/discover requires _meta['{META_PROTOCOL_VERSION}']")
         if self.session is not None:
-            self.state = transition(Role.SERVER, self.state, Input.REQUEST) or self.state
+            self.state = _AFTER_REQUEST[self.state]
             return self.session
         if request.method in ALLOWED_BEFORE_INITIALIZED:
             return Scope(version=negotiate_handshake_version(None), era=Era.HANDSHAKE)
