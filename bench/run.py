@@ -222,7 +222,8 @@ async def bench_http(peer: Peer, s: Settings) -> None:
             except (BenchError, KeyError, ValueError, OSError) as exc:
                 if era == HANDSHAKE:
                     raise
-                r["modern_http"] = f"not supported ({type(exc).__name__}: {str(exc)[:120]})"
+                r["modern_http"] = "not supported"
+                r["modern_http_error"] = f"{type(exc).__name__}: {str(exc)[:200]}"
                 continue
             finally:
                 client.close()

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+from pathlib import Path
 from typing import Annotated, Any
 
 from mcpkit import (
@@ -535,6 +536,12 @@ def complete_arg1(value: str, arguments: dict[str, str]) -> list[str]:
 @server.completion(resource="test://template/{id}/data", argument="id")
 def complete_id(value: str, arguments: dict[str, str]) -> list[str]:
     return [v for v in ("1", "2", "3", "123") if v.startswith(value)]
+
+
+# -- the skills extension (SEP-2640) ------------------------------------------------------------------
+# Every folder with a SKILL.md below examples/skills becomes a skill: skills/list, skills/get, its
+# files as skill:// resources and resources/directory/read for its folders.
+server.add_skills(Path(__file__).parent / "skills")
 
 
 if __name__ == "__main__":

@@ -25,7 +25,7 @@ def test_version_matches_the_project() -> None:
     assert f'version = "{mcpkit.__version__}"' in (ROOT / "pyproject.toml").read_text()
 
 
-HEAVY = ("httpx", "starlette", "uvicorn", "h11", "anyio", "pydantic", "rich", "aiohttp")
+HEAVY = ("httpx", "starlette", "uvicorn", "h11", "anyio", "pydantic", "rich", "aiohttp", "yaml")
 
 
 @pytest.mark.parametrize("module", ["mcpkit", "mcpkit.cli"])

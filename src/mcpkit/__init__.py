@@ -36,6 +36,7 @@ from .client import Client
 from .context import Context
 from .lowlevel import LowLevelServer
 from .server import Server
+from .skills import Skill, SkillResource, SkillVerificationError
 from .types import (
     Annotations,
     AudioContent,
@@ -103,6 +104,9 @@ __all__ = [
     "ResourceNotFound",
     "ResourceTemplate",
     "Server",
+    "Skill",
+    "SkillResource",
+    "SkillVerificationError",
     "TextContent",
     "Tool",
     "ToolAnnotations",

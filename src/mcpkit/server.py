@@ -31,7 +31,7 @@ import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Final, Literal, TypedDict, TypeVar, Unpack, overload
+from typing import TYPE_CHECKING, Any, Final, Literal, TypedDict, TypeVar, Unpack, overload
 
 import msgspec
 
@@ -65,6 +65,11 @@ from .types import (
     Tool,
     ToolAnnotations,
 )
+
+if TYPE_CHECKING:
+    from os import PathLike
+
+    from .skills import Skill, SkillLibrary
 
 __all__ = ["Server", "ToolOptions"]
 
@@ -133,6 +138,7 @@ class Server(LowLevelServer):
         self._resources = ResourceRegistry()
         self._prompts = PromptRegistry()
         self._completers: dict[tuple[str, str, str], Callable[..., Any]] = {}
+        self._skills: SkillLibrary | None = None  # made by add_skills
         self.set_handler("tools/list", self._list_tools)
         self.set_handler("tools/call", self._call_tool)
         self.set_handler("subscriptions/listen", self._listen)
@@ -168,6 +174,8 @@ class Server(LowLevelServer):
                 caps["tasks"] = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
             elif scope.has("tasks_extension"):
                 caps["extensions"] = {**caps.get("extensions", {}), TASKS_EXTENSION: {}}
+        if self._skills is not None:  # the skills extension, declared in both eras
+            caps["extensions"] = {**caps.get("extensions", {}), **self._skills.capability()}
         return caps
 
     def _changed(self, kind: str) -> None:
@@ -501,6 +509,34 @@ class Server(LowLevelServer):
         if listener is None:
             raise InvalidParams("resource subscriptions need an initialized session")
         return listener
+
+    # -- skills (the io.modelcontextprotocol/skills extension, SEP-2640) ----------------------------
+
+    def add_skills(
+        self, path: str | PathLike[str], *, prefix: str | None = None, directory_read: bool = True
+    ) -> list[Skill]:
+        """Serve the Agent Skills under *path*: each folder below it holding a ``SKILL.md`` (or *path*
+        itself) is a skill, and its files become ``skill://<skill-path>/<file>`` resources.
+
+        Args:
+            path: the folder of skills (or of one skill).
+            prefix: segments to put before every skill path (``"acme/billing"``).
+            directory_read: also answer ``resources/directory/read`` (``directoryRead: true``).
+
+        Returns:
+            The entries of the skills added, as ``skills/list`` sends them.
+
+        Raises:
+            ValueError: no skill there, a ``SKILL.md`` without valid frontmatter, a name that breaks
+                the naming rules or differs from its folder's, a skill over the size limits, or a
+                URI already served.
+        """
+        from .skills import SkillLibrary
+
+        library = self._skills if self._skills is not None else SkillLibrary(self)
+        added = library.add(path, prefix=prefix, directory_read=directory_read)
+        self._skills = library  # declared once something is served
+        return added
 
     # -- prompts -----------------------------------------------------------------------------------
 
