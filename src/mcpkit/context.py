@@ -222,14 +222,23 @@ class Context:
             await self._ask("elicitation", "elicitation/create", params, key), ElicitResult
         )
 
-    async def elicit_url(self, message: str, url: str) -> ElicitResult:
-        """Send the user to *url* (an out-of-band interaction, 2025-11-25 and later)."""
+    async def elicit_url(self, message: str, url: str, *, elicitation_id: str | None = None) -> ElicitResult:
+        """Send the user to *url* (an out-of-band interaction, 2025-11-25 and later).
+
+        *elicitation_id* is the 2025-11-25 ``elicitationId`` (default: a random one): pass your own
+        to put it in the URL or to send ``notifications/elicitation/complete`` for it later. The
+        2026-07-28 request has no such field.
+
+        Raises:
+            MissingClientCapability: the client did not declare ``elicitation.url`` (-32021).
+        """
         if not self.scope.has("elicitation_url"):
             raise MethodNotFound(f"URL elicitation does not exist in protocol revision {self.scope.version}")
         self._require("elicitation", "url")
         params: dict[str, Any] = {"mode": "url", "message": message, "url": url}
         if not self.scope.stateless:
-            params["elicitationId"] = uuid.uuid4().hex  # 2025-11-25 correlates completion by id
+            # 2025-11-25 correlates the completion notification by this id.
+            params["elicitationId"] = elicitation_id if elicitation_id is not None else uuid.uuid4().hex
         return msgspec.convert(await self._ask("elicitation", "elicitation/create", params), ElicitResult)
 
     async def sample(
