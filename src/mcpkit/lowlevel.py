@@ -411,8 +411,16 @@ class LowLevelServer:
         elif transport == "http":
             import uvicorn
 
+            # No proxy-header rewriting (the app never reads the client's address; it costs a
+            # middleware call per request) and no Server header (it only advertises the stack).
             uvicorn.run(
-                self.http_app(**http_options), host=host, port=port, log_level="warning", lifespan="on"
+                self.http_app(**http_options),
+                host=host,
+                port=port,
+                log_level="warning",
+                lifespan="on",
+                proxy_headers=False,
+                server_header=False,
             )
         else:
             raise ValueError(f"unknown transport {transport!r}; expected 'stdio' or 'http'")

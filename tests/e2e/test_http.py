@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -352,3 +354,43 @@ def test_a_dropped_stream_is_resumed_with_last_event_id(jobs_url: str) -> None:
     foreign = {**headers, "Mcp-Session-Id": other, "Last-Event-ID": first["id"]}
     assert httpx.get(jobs_url, headers=foreign, timeout=10).status_code == 400
     assert httpx.get(jobs_url, headers={**resume, "Last-Event-ID": "nope/1"}, timeout=10).status_code == 400
+
+
+IDLE_SERVER = """
+import sys
+from mcpkit import Server
+
+server = Server("idle")
+
+
+@server.tool
+def hello() -> str:
+    return "hi"
+
+
+server.run("http", port=int(sys.argv[1]), session_idle_seconds=1.0)
+"""
+
+
+def test_idle_sessions_expire_and_busy_ones_stay(tmp_path: Path) -> None:
+    script = tmp_path / "idle.py"
+    script.write_text(IDLE_SERVER)
+    port = free_port()
+    served = http_server([sys.executable, str(script), str(port)], port, startup_seconds=15)
+    url = next(served)
+
+    def list_tools(session: str, request_id: int) -> httpx.Response:
+        headers = {"Mcp-Session-Id": session, "Accept": "application/json, text/event-stream"}
+        body = {"jsonrpc": "2.0", "id": request_id, "method": "tools/list"}
+        return httpx.post(url, json=body, headers=headers, timeout=10)
+
+    try:
+        idle, busy = initialize(url), initialize(url)
+        for request_id in range(6):  # 3 s of use for one session, none for the other
+            assert list_tools(busy, request_id).status_code == 200
+            time.sleep(0.5)
+        assert list_tools(busy, 10).status_code == 200
+        gone = list_tools(idle, 11)
+        assert gone.status_code == 404 and "initialize" in gone.json()["error"]["message"]
+    finally:
+        served.close()

@@ -28,6 +28,7 @@ This module is imported only when HTTP is used, so ``import mcpkit`` stays free 
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import contextvars
 import secrets
@@ -127,23 +128,126 @@ class _Resume:
 
 
 class _Exchange:
-    """Stands in for the session's peer during one POST: what the handler sends goes to the response."""
+    """Stands in for the session's peer during one POST: what the handler sends goes to the response.
+
+    A deque and one wake-up future rather than an ``asyncio.Queue``: most POSTs send nothing before
+    their result, and this is the per-request hot path.
+    """
+
+    __slots__ = ("_wake", "closed", "pending")
 
     def __init__(self) -> None:
-        self.outbox: asyncio.Queue[bytes] = asyncio.Queue()
-        self.closed = asyncio.Event()
+        self.pending: collections.deque[bytes] = collections.deque()
+        self.closed = False
+        self._wake: asyncio.Future[None] | None = None
+
+    def put(self, data: bytes) -> None:
+        self.pending.append(data)
+        self.wake()
+
+    def wake(self, _: object = None) -> None:
+        if self._wake is not None and not self._wake.done():
+            self._wake.set_result(None)
+
+    async def wait(self) -> None:
+        """Until something is pending, or :meth:`wake` is called (the work is done)."""
+        if not self.pending:
+            self._wake = asyncio.get_running_loop().create_future()
+            try:
+                await self._wake
+            finally:
+                self._wake = None
+
+    async def get(self) -> bytes:
+        while not self.pending:
+            await self.wait()
+        return self.pending.popleft()
 
     async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
-        if self.closed.is_set():
+        if self.closed:
             raise ConnectionClosed("the client closed the response stream")
         note = jsonrpc.Notification(method=method, params=params if params is not None else UNSET)
-        self.outbox.put_nowait(jsonrpc.encode(note))
+        self.put(jsonrpc.encode(note))
 
     async def request(self, method: str, params: dict[str, Any] | None = None, **_: Any) -> Any:
         # "The server MUST NOT send independent JSON-RPC requests on this stream."
         raise MethodNotFound(
             "this transport sends no server-to-client requests in protocol revision 2026-07-28"
         )
+
+
+class _StatelessResponse:
+    """Stands in for the peer while one 2026-07-28 POST is answered from the request's own task.
+
+    The answer is JSON unless the handler sends something first, which turns it into an event
+    stream; from then on a disconnect cancels the request ("closing the SSE response stream is
+    itself the cancellation signal"). No extra task runs unless the response streams: most requests
+    send nothing before their result, and this is the per-request hot path.
+    """
+
+    __slots__ = ("_closed", "_lock", "_watch", "accepts_sse", "gone", "receive", "send", "streaming", "task")
+
+    def __init__(self, send: Send, receive: Receive, accepts_sse: bool, task: asyncio.Task[Any]) -> None:
+        self.send = send
+        self.receive = receive
+        self.accepts_sse = accepts_sse
+        self.task = task  # the request's task: cancelled when the client drops the stream
+        self.streaming = False
+        self.gone = False  # the client closed the stream
+        self._closed: asyncio.Event | None = None
+        self._lock: asyncio.Lock | None = None
+        self._watch: asyncio.Future[None] | None = None
+
+    @property
+    def closed(self) -> asyncio.Event:
+        """Set when the client goes away (what ``subscriptions/listen`` waits on)."""
+        if self._closed is None:
+            self._closed = asyncio.Event()
+            if self.gone:
+                self._closed.set()
+        return self._closed
+
+    async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
+        if self.gone:
+            raise ConnectionClosed("the client closed the response stream")
+        if not self.accepts_sse:
+            return  # a JSON-only client: nowhere to put notifications
+        note = jsonrpc.encode(
+            jsonrpc.Notification(method=method, params=params if params is not None else UNSET)
+        )
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        async with self._lock:  # concurrent senders (ctx.gather) write whole events, one at a time
+            if not self.streaming:
+                self.streaming = True
+                await self.send({"type": "http.response.start", "status": 200, "headers": _SSE})
+                self._watch = asyncio.ensure_future(self._watch_disconnect())
+            await _event(self.send, note)
+
+    async def request(self, method: str, params: dict[str, Any] | None = None, **_: Any) -> Any:
+        # "The server MUST NOT send independent JSON-RPC requests on this stream."
+        raise MethodNotFound(
+            "this transport sends no server-to-client requests in protocol revision 2026-07-28"
+        )
+
+    async def _watch_disconnect(self) -> None:
+        await _wait_disconnect(self.receive)
+        self.gone = True
+        if self._closed is not None:
+            self._closed.set()
+        self.task.cancel()
+
+    async def finish(self, status: int, body: bytes) -> None:
+        """Send the answer: a JSON response, or the stream's last event."""
+        if self._watch is not None:
+            self._watch.cancel()
+        if not self.streaming:
+            await _send_json(self.send, status, body)
+            return
+        assert self._lock is not None
+        async with self._lock:
+            await _event(self.send, body)
+            await self.send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
 #: The POST whose response stream a handler's messages belong to (handshake-era sessions).
@@ -167,8 +271,8 @@ class _SessionPeer:
 
     def _deliver(self, data: bytes) -> None:
         exchange = _current.get()
-        if exchange is not None and not exchange.closed.is_set():
-            exchange.outbox.put_nowait(data)
+        if exchange is not None and not exchange.closed:
+            exchange.put(data)
         elif self.standalone is not None:
             self.standalone.put_nowait(data)
         else:
@@ -181,8 +285,8 @@ class _SessionPeer:
     async def close_response_stream(self) -> None:
         """End the current POST's event stream; the client resumes it with ``Last-Event-ID``."""
         exchange = _current.get()
-        if exchange is not None and not exchange.closed.is_set():
-            exchange.outbox.put_nowait(_CLOSE)
+        if exchange is not None and not exchange.closed:
+            exchange.put(_CLOSE)
 
     async def request(self, method: str, params: dict[str, Any] | None = None, **_: Any) -> Any:
         self._next_id += 1
@@ -269,6 +373,7 @@ class StreamableHTTPApp:
         self.messages_path = messages_path
         self.sessions: dict[str, _Session] = {}
         self.session_idle_seconds = session_idle_seconds
+        self._expired_at = 0.0  # when _expire_idle last looked
         self.path = path
         self.allowed_hosts = set(allowed_hosts)
         self.allowed_origins = set(allowed_origins)
@@ -382,9 +487,25 @@ class StreamableHTTPApp:
         except RPCError as exc:
             await _error(send, _STATUS.get(exc.code, 400), request.id, exc.code, exc.message, data=exc.data)
             return
-        exchange = _Exchange()
-        work = asyncio.ensure_future(self.server._dispatch(cast("Peer", exchange), conn, request, scope))
-        await _respond(request.id, work, exchange, receive, send, _accepts_sse(headers), _STATUS)
+        task = asyncio.current_task()
+        assert task is not None
+        response = _StatelessResponse(send, receive, _accepts_sse(headers), task)
+        try:
+            try:
+                result = await self.server._dispatch(cast("Peer", response), conn, request, scope)
+            except RPCError as exc:
+                error = jsonrpc.ErrorResponse(id=request.id, error=exc.to_wire())
+                await response.finish(_STATUS.get(exc.code, 200), jsonrpc.encode(error))
+            except Exception as exc:
+                wire = {"code": INTERNAL_ERROR, "message": f"Internal error: {type(exc).__name__}: {exc}"}
+                error = jsonrpc.ErrorResponse(id=request.id, error=wire)
+                await response.finish(500, jsonrpc.encode(error))
+            else:
+                await response.finish(200, jsonrpc.encode(jsonrpc.Response(id=request.id, result=result)))
+        except asyncio.CancelledError:
+            if not response.gone:
+                raise
+            task.uncancel()  # our own doing: the client dropped the stream, nothing is left to answer
 
     async def _initialize(self, request: jsonrpc.Request, headers: dict[str, str], send: Send) -> None:
         session = _Session()
@@ -397,8 +518,7 @@ class StreamableHTTPApp:
         self.sessions[session.id] = session
         body = jsonrpc.encode(jsonrpc.Response(id=request.id, result=result))
         session_header = [(b"mcp-session-id", session.id.encode())]
-        await send({"type": "http.response.start", "status": 200, "headers": _JSON + session_header})
-        await send({"type": "http.response.body", "body": body})
+        await _send_json(send, 200, body, session_header)
 
     async def _session_for(
         self, headers: dict[str, str], send: Send, message: jsonrpc.Event | None = None
@@ -447,15 +567,19 @@ class StreamableHTTPApp:
             _current.reset(token)
         session.running[request.id] = work
         work.add_done_callback(lambda _: session.running.pop(request.id, None))
-        resume = None
+        resumable = None
         if scope.has("resumable_streams"):
-            stream_id, live = session.new_stream()
             priming = self.retry_ms if scope.has("sse_polling") else None
-            resume = _Resume(self.event_store, stream_id, live, priming)
-            for old in session.finished_streams():
-                del session.streams[old]
-                self._chore(self.event_store.forget(old))
-        await _respond(request.id, work, exchange, receive, send, _accepts_sse(headers), {}, resume)
+
+            def resumable() -> _Resume:
+                # Only an answer that becomes an event stream gets one: a JSON answer has no events.
+                stream_id, live = session.new_stream()
+                for old in session.finished_streams():
+                    del session.streams[old]
+                    self._chore(self.event_store.forget(old))
+                return _Resume(self.event_store, stream_id, live, priming)
+
+        await _respond(request.id, work, exchange, receive, send, _accepts_sse(headers), {}, resumable)
 
     async def _resume(self, session: _Session, last_event_id: str, receive: Receive, send: Send) -> None:
         """GET with ``Last-Event-ID``: replay the rest of that stream, then follow it to its end."""
@@ -527,8 +651,7 @@ class StreamableHTTPApp:
         if not answers:
             await _plain(send, 202, b"")
             return
-        await send({"type": "http.response.start", "status": 200, "headers": _JSON})
-        await send({"type": "http.response.body", "body": b"[" + b",".join(answers) + b"]"})
+        await _send_json(send, 200, b"[" + b",".join(answers) + b"]")
 
     async def _standalone_stream(self, session: _Session, receive: Receive, send: Send) -> None:
         """GET: the session's stream for messages that belong to no request."""
@@ -657,7 +780,12 @@ class StreamableHTTPApp:
         self.server.close_session(session.conn, cast("Peer", session.peer))
 
     def _expire_idle(self) -> None:
-        limit = time.monotonic() - self.session_idle_seconds
+        # A walk over every session, so at most once a second rather than on every request.
+        now = time.monotonic()
+        if now - self._expired_at < 1.0:
+            return
+        self._expired_at = now
+        limit = now - self.session_idle_seconds
         for session in [s for s in self.sessions.values() if s.touched < limit]:
             self._end(session)
 
@@ -746,23 +874,25 @@ async def _respond(
     send: Send,
     accepts_sse: bool,
     statuses: dict[int, int],
-    resume: _Resume | None = None,
+    resumable: Callable[[], _Resume] | None = None,
 ) -> None:
     """Answer one request: JSON if the result comes first, else an event stream of what the handler
-    sends and then the result. Without *resume*, dropping the stream cancels the request (2026-07-28);
+    sends and then the result. Without *resumable*, dropping the stream cancels the request (2026-07-28);
     with it the work goes on, its events kept for a reconnection."""
-    first = asyncio.ensure_future(exchange.outbox.get())
-    await asyncio.wait({work, first}, return_when=asyncio.FIRST_COMPLETED)
-    while not accepts_sse and not work.done():  # nowhere to put notifications: drop them
-        first.cancel()
-        first = asyncio.ensure_future(exchange.outbox.get())
-        await asyncio.wait({work, first}, return_when=asyncio.FIRST_COMPLETED)
-    if work.done() and (not first.done() or not accepts_sse):
-        first.cancel()
-        exchange.closed.set()
+    # The usual case first, with no extra task: wait for the result or the handler's first message.
+    work.add_done_callback(exchange.wake)
+    while not work.done():
+        await exchange.wait()
+        if not accepts_sse:
+            exchange.pending.clear()  # nowhere to put notifications: drop them
+        elif exchange.pending:
+            break
+    if work.done() and (not exchange.pending or not accepts_sse):
+        exchange.closed = True
         await _final_json(request_id, work, send, statuses)
         return
     # Something came before the result: the answer becomes an event stream.
+    resume = resumable() if resumable is not None else None
     await send({"type": "http.response.start", "status": 200, "headers": _SSE})
     attached = True
 
@@ -785,6 +915,7 @@ async def _respond(
         # data field in order to prime the client to reconnect"
         event_id = await resume.store.append(resume.stream_id, b"")
         await _send_body(send, f"id: {event_id}\nretry: {resume.retry_ms}\ndata: \n\n".encode())
+    first = asyncio.ensure_future(exchange.get())
     disconnected = asyncio.ensure_future(_wait_disconnect(receive))
     try:
         while True:
@@ -799,14 +930,14 @@ async def _respond(
                 continue
             if first in done:
                 data = first.result()
-                first = asyncio.ensure_future(exchange.outbox.get())
+                first = asyncio.ensure_future(exchange.get())
                 if data is not _CLOSE:
                     await emit(data)
                 elif resume is not None and resume.retry_ms is not None and attached:
                     await detach()  # SSE polling: the rest waits for the reconnection
                 continue
-            while not exchange.outbox.empty():  # notifications sent just before the result
-                data = exchange.outbox.get_nowait()
+            while exchange.pending:  # notifications sent just before the result
+                data = exchange.pending.popleft()
                 if data is not _CLOSE:
                     await emit(data)
             await emit(_answer_bytes(request_id, work))
@@ -814,7 +945,7 @@ async def _respond(
                 await detach()
             return
     finally:
-        exchange.closed.set()
+        exchange.closed = True
         first.cancel()
         disconnected.cancel()
         if resume is not None:
@@ -843,9 +974,7 @@ async def _final_json(
         if isinstance(exc, RPCError)
         else (statuses.get(INTERNAL_ERROR, 200) if exc is not None else 200)
     )
-    body = _answer_bytes(request_id, work)
-    await send({"type": "http.response.start", "status": status, "headers": _JSON})
-    await send({"type": "http.response.body", "body": body})
+    await _send_json(send, status, _answer_bytes(request_id, work))
 
 
 async def _event(send: Send, data: bytes, event_id: str | None = None) -> None:
@@ -879,9 +1008,17 @@ async def _read_body(receive: Receive, limit: int) -> bytes | None:
 
 
 async def _plain(send: Send, status: int, body: bytes) -> None:
-    await send(
-        {"type": "http.response.start", "status": status, "headers": [(b"content-type", b"text/plain")]}
-    )
+    headers = [(b"content-type", b"text/plain"), (b"content-length", b"%d" % len(body))]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def _send_json(
+    send: Send, status: int, body: bytes, extra_headers: Iterable[tuple[bytes, bytes]] = ()
+) -> None:
+    # With a Content-Length the server needs no chunked framing (nor its closing chunk).
+    headers = [*_JSON, (b"content-length", b"%d" % len(body)), *extra_headers]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
 
 
@@ -898,8 +1035,7 @@ async def _error(
     if data is not None:
         error["data"] = data
     body = jsonrpc.encode(jsonrpc.ErrorResponse(id=request_id, error=error))
-    await send({"type": "http.response.start", "status": status, "headers": _JSON + (extra_headers or [])})
-    await send({"type": "http.response.body", "body": body})
+    await _send_json(send, status, body, extra_headers or ())
 
 
 async def _lifespan(receive: Receive, send: Send) -> None:
