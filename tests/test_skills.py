@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 
 from mcpkit import (
-    Client,
     Context,
     InvalidParams,
     LowLevelServer,
@@ -26,9 +25,9 @@ from mcpkit import (
 from mcpkit import skills as skills_module
 from mcpkit._yaml import load
 from mcpkit.skills import SKILLS_EXTENSION, digest, parse_frontmatter
-from mcpkit.transports.memory import memory_pair
 
 from .conftest import EXAMPLES
+from .test_server import connect
 
 SKILLS = EXAMPLES / "skills"
 ERAS = ["2025-11-25", "2026-07-28"]
@@ -37,14 +36,6 @@ _tasks: set[asyncio.Future[None]] = set()
 
 def run(main: Callable[[], Awaitable[None]]) -> None:
     asyncio.run(asyncio.wait_for(main(), 10))
-
-
-async def connect(server: LowLevelServer, version: str | None = None) -> Client:
-    ours, theirs = memory_pair()
-    _tasks.add(asyncio.ensure_future(server.serve(theirs)))
-    client = Client(ours, protocol_version=version)
-    await client.connect()
-    return client
 
 
 def write_skill(folder: Path, frontmatter: str, files: dict[str, bytes] | None = None) -> Path:

@@ -431,9 +431,7 @@ class SkillLibrary:
         return self._cacheable(_page("skills", [self._entries[uri] for uri in page], cursor), ctx)
 
     async def _get(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
-        uri = params.get("uri")
-        if not isinstance(uri, str):
-            raise InvalidParams("skills/get requires params.uri (a string)")
+        uri = _uri_param(params, "skills/get")
         found = self._entries.get(uri)
         if found is None:
             # "If the URI does not identify a skill the server serves, the server MUST return -32602"
@@ -441,9 +439,7 @@ class SkillLibrary:
         return self._cacheable({"skill": found}, ctx)
 
     async def _read_directory(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
-        uri = params.get("uri")
-        if not isinstance(uri, str):
-            raise InvalidParams("resources/directory/read requires params.uri (a string)")
+        uri = _uri_param(params, "resources/directory/read")
         children = self.directories.get(uri)
         if children is None:
             # "If the URI does not exist, or exists but is not a directory resource": -32602.
@@ -452,6 +448,13 @@ class SkillLibrary:
             raise InvalidParams(f"{uri} is no directory this server serves", {"uri": uri})
         page, cursor = _paginate(sorted(children), params.get("cursor"), self._server.page_size)
         return _page("resources", [children[child] for child in page], cursor)
+
+
+def _uri_param(params: dict[str, Any], method: str) -> str:
+    uri = params.get("uri")
+    if not isinstance(uri, str):
+        raise InvalidParams(f"{method} requires params.uri (a string)")
+    return uri
 
 
 def _segment(name: str) -> str:
