@@ -127,7 +127,15 @@ class _Resume:
         self.retry_ms = retry_ms  # None: no priming event (before 2025-11-25)
 
 
-class _Exchange:
+class _NoServerRequests:
+    async def request(self, method: str, params: dict[str, Any] | None = None, **_: Any) -> Any:
+        # "The server MUST NOT send independent JSON-RPC requests on this stream."
+        raise MethodNotFound(
+            "this transport sends no server-to-client requests in protocol revision 2026-07-28"
+        )
+
+
+class _Exchange(_NoServerRequests):
     """Stands in for the session's peer during one POST: what the handler sends goes to the response.
 
     A deque and one wake-up future rather than an ``asyncio.Queue``: most POSTs send nothing before
@@ -169,14 +177,8 @@ class _Exchange:
         note = jsonrpc.Notification(method=method, params=params if params is not None else UNSET)
         self.put(jsonrpc.encode(note))
 
-    async def request(self, method: str, params: dict[str, Any] | None = None, **_: Any) -> Any:
-        # "The server MUST NOT send independent JSON-RPC requests on this stream."
-        raise MethodNotFound(
-            "this transport sends no server-to-client requests in protocol revision 2026-07-28"
-        )
 
-
-class _StatelessResponse:
+class _StatelessResponse(_NoServerRequests):
     """Stands in for the peer while one 2026-07-28 POST is answered from the request's own task.
 
     The answer is JSON unless the handler sends something first, which turns it into an event
@@ -223,12 +225,6 @@ class _StatelessResponse:
                 await self.send({"type": "http.response.start", "status": 200, "headers": _SSE})
                 self._watch = asyncio.ensure_future(self._watch_disconnect())
             await _event(self.send, note)
-
-    async def request(self, method: str, params: dict[str, Any] | None = None, **_: Any) -> Any:
-        # "The server MUST NOT send independent JSON-RPC requests on this stream."
-        raise MethodNotFound(
-            "this transport sends no server-to-client requests in protocol revision 2026-07-28"
-        )
 
     async def _watch_disconnect(self) -> None:
         await _wait_disconnect(self.receive)
@@ -493,13 +489,9 @@ class StreamableHTTPApp:
         try:
             try:
                 result = await self.server._dispatch(cast("Peer", response), conn, request, scope)
-            except RPCError as exc:
-                error = jsonrpc.ErrorResponse(id=request.id, error=exc.to_wire())
-                await response.finish(_STATUS.get(exc.code, 200), jsonrpc.encode(error))
-            except Exception as exc:
-                wire = {"code": INTERNAL_ERROR, "message": f"Internal error: {type(exc).__name__}: {exc}"}
-                error = jsonrpc.ErrorResponse(id=request.id, error=wire)
-                await response.finish(500, jsonrpc.encode(error))
+            except Exception as exc:  # 2026-07-28 gives errors HTTP statuses of their own
+                code = exc.code if isinstance(exc, RPCError) else INTERNAL_ERROR
+                await response.finish(_STATUS.get(code, 200), _error_bytes(request.id, exc))
             else:
                 await response.finish(200, jsonrpc.encode(jsonrpc.Response(id=request.id, result=result)))
         except asyncio.CancelledError:
@@ -579,7 +571,7 @@ class StreamableHTTPApp:
                     self._chore(self.event_store.forget(old))
                 return _Resume(self.event_store, stream_id, live, priming)
 
-        await _respond(request.id, work, exchange, receive, send, _accepts_sse(headers), {}, resumable)
+        await _respond(request.id, work, exchange, receive, send, _accepts_sse(headers), resumable)
 
     async def _resume(self, session: _Session, last_event_id: str, receive: Receive, send: Send) -> None:
         """GET with ``Last-Event-ID``: replay the rest of that stream, then follow it to its end."""
@@ -873,12 +865,12 @@ async def _respond(
     receive: Receive,
     send: Send,
     accepts_sse: bool,
-    statuses: dict[int, int],
     resumable: Callable[[], _Resume] | None = None,
 ) -> None:
-    """Answer one request: JSON if the result comes first, else an event stream of what the handler
-    sends and then the result. Without *resumable*, dropping the stream cancels the request (2026-07-28);
-    with it the work goes on, its events kept for a reconnection."""
+    """Answer one request of a handshake-era session: JSON if the result comes first, else an event
+    stream of what the handler sends and then the result. Without *resumable* (before 2025-03-26),
+    dropping the stream cancels the request; with it the work goes on, its events kept for a
+    reconnection. (2026-07-28 requests are answered by :class:`_StatelessResponse`.)"""
     # The usual case first, with no extra task: wait for the result or the handler's first message.
     work.add_done_callback(exchange.wake)
     while not work.done():
@@ -889,7 +881,8 @@ async def _respond(
             break
     if work.done() and (not exchange.pending or not accepts_sse):
         exchange.closed = True
-        await _final_json(request_id, work, send, statuses)
+        # In a handshake-era session an error is a JSON-RPC answer like any other (200).
+        await _send_json(send, 200, _answer_bytes(request_id, work))
         return
     # Something came before the result: the answer becomes an event stream.
     resume = resumable() if resumable is not None else None
@@ -955,26 +948,16 @@ async def _respond(
 
 def _answer_bytes(request_id: jsonrpc.RequestId, work: asyncio.Future[Any]) -> bytes:
     exc = work.exception()
-    if isinstance(exc, RPCError):
-        return jsonrpc.encode(jsonrpc.ErrorResponse(id=request_id, error=exc.to_wire()))
     if exc is not None:
-        error = {"code": INTERNAL_ERROR, "message": f"Internal error: {type(exc).__name__}: {exc}"}
-        return jsonrpc.encode(jsonrpc.ErrorResponse(id=request_id, error=error))
+        return _error_bytes(request_id, exc)
     return jsonrpc.encode(jsonrpc.Response(id=request_id, result=work.result()))
 
 
-async def _final_json(
-    request_id: jsonrpc.RequestId, work: asyncio.Future[Any], send: Send, statuses: dict[int, int]
-) -> None:
-    # 2026-07-28 gives errors HTTP statuses of their own; in handshake-era sessions an error is a
-    # JSON-RPC answer like any other (200).
-    exc = work.exception()
-    status = (
-        statuses.get(exc.code, 200)
-        if isinstance(exc, RPCError)
-        else (statuses.get(INTERNAL_ERROR, 200) if exc is not None else 200)
-    )
-    await _send_json(send, status, _answer_bytes(request_id, work))
+def _error_bytes(request_id: jsonrpc.RequestId, exc: BaseException) -> bytes:
+    if isinstance(exc, RPCError):
+        return jsonrpc.encode(jsonrpc.ErrorResponse(id=request_id, error=exc.to_wire()))
+    error = {"code": INTERNAL_ERROR, "message": f"Internal error: {type(exc).__name__}: {exc}"}
+    return jsonrpc.encode(jsonrpc.ErrorResponse(id=request_id, error=error))
 
 
 async def _event(send: Send, data: bytes, event_id: str | None = None) -> None:
