@@ -26,7 +26,8 @@ from ._errors import (
     RemoteProtocolError,
     UnsupportedProtocolVersion,
 )
-from ._state import ALLOWED_BEFORE_INITIALIZED, Input, Role, State, transition
+from ._methods import ALLOWED_BEFORE_INITIALIZED
+from ._state import Input, Role, State, transition
 from ._versions import FEATURES, STATELESS_VERSIONS, SUPPORTED_VERSIONS, Era, has, negotiate_handshake_version
 
 __all__ = [

@@ -30,10 +30,8 @@ from typing import Any, Final
 
 from ._errors import InvalidParams
 
-__all__ = ["MRTR_METHODS", "BecomeTask", "InputRequired", "StateSealer", "merge_answers", "request_digest"]
+__all__ = ["BecomeTask", "InputRequired", "StateSealer", "merge_answers", "request_digest"]
 
-#: "Servers MAY send InputRequiredResult responses on the following client requests".
-MRTR_METHODS: Final = frozenset({"tools/call", "prompts/get", "resources/read"})
 _NOT_PARAMETERS: Final = frozenset({"_meta", "inputResponses", "requestState"})
 
 

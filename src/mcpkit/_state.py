@@ -72,10 +72,6 @@ HANDSHAKE: Final[dict[tuple[Role, State, Input], State]] = {
     }.items()
 }
 
-# Requests allowed before the handshake has finished ("The client SHOULD NOT send requests other
-# than pings before the server has responded to the initialize request").
-ALLOWED_BEFORE_INITIALIZED: Final = frozenset({"ping"})
-
 # One stateless-era request, as the client sees it.
 MRTR: Final[dict[tuple[State, Input], State]] = {
     (S.SENT, In.RESULT_COMPLETE): S.DONE,

@@ -16,7 +16,6 @@ import enum
 from typing import Final
 
 __all__ = [
-    "CACHEABLE_METHODS",
     "FEATURES",
     "HANDSHAKE_VERSIONS",
     "LATEST_HANDSHAKE_VERSION",
@@ -105,18 +104,6 @@ FEATURES: Final[dict[str, tuple[str, str | None]]] = {
 
 #: Results that carry caching hints in 2026-07-28: "Servers MUST include caching hints on results
 #: with resultType: "complete" returned by the following operations" (server/utilities/caching).
-CACHEABLE_METHODS: Final = frozenset(
-    {
-        "server/discover",
-        "tools/list",
-        "prompts/list",
-        "resources/list",
-        "resources/templates/list",
-        "resources/read",
-    }
-)
-
-
 #: What each feature of :data:`FEATURES` is, for the docs' table.
 FEATURE_NOTES: Final[dict[str, str]] = {
     "initialize": "`initialize` handshake and `notifications/initialized`",

@@ -47,8 +47,8 @@ from ._errors import (
 )
 from ._headers import mirrored_parameters
 from ._jsonrpc import Notification, Request
+from ._methods import CACHEABLE_METHODS
 from ._versions import (
-    CACHEABLE_METHODS,
     HANDSHAKE_VERSIONS,
     LATEST_HANDSHAKE_VERSION,
     LATEST_VERSION,

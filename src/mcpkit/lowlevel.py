@@ -35,8 +35,9 @@ import msgspec
 from . import _jsonrpc as jsonrpc
 from ._connection import META_SERVER_INFO, META_SUBSCRIPTION_ID, Scope, ServerConnection
 from ._errors import ConnectionClosed, InternalError, InvalidParams, MethodNotFound, ResourceNotFound
-from ._mrtr import MRTR_METHODS, InputRequired, StateSealer, merge_answers
-from ._versions import CACHEABLE_METHODS, SUPPORTED_VERSIONS, has
+from ._methods import CACHEABLE_METHODS, METHODS, MRTR_METHODS, feature_of
+from ._mrtr import InputRequired, StateSealer, merge_answers
+from ._versions import SUPPORTED_VERSIONS, has
 from .context import LOG_LEVELS, Context
 from .session import Peer, ready
 from .transports.base import Transport
@@ -50,31 +51,6 @@ Handler = Callable[[dict[str, Any], Context], Awaitable[Any]]
 H = TypeVar("H", bound=Handler)
 F = TypeVar("F", bound=Callable[..., Any])
 
-# Methods that exist only in some revisions: method -> feature of _versions.FEATURES.
-_METHOD_FEATURE: Final = {
-    "ping": "ping",
-    "logging/setLevel": "logging_set_level",
-    "resources/subscribe": "resource_subscribe",
-    "resources/unsubscribe": "resource_subscribe",
-    "completion/complete": "completions",
-    "subscriptions/listen": "subscriptions_listen",
-    "tasks/result": "tasks",
-    "tasks/list": "tasks",
-    "tasks/update": "tasks_extension",
-    "tasks/get": "tasks_any",
-    "tasks/cancel": "tasks_any",
-}
-# The server capability that each method belongs to: no capability, no method (-32601).
-_METHOD_CAPABILITY: Final = {
-    "tools/list": "tools",
-    "tools/call": "tools",
-    "resources/list": "resources",
-    "resources/templates/list": "resources",
-    "resources/read": "resources",
-    "prompts/list": "prompts",
-    "prompts/get": "prompts",
-    "completion/complete": "completions",
-}
 _DEFAULT_DRAIN_SECONDS: Final = 5.0
 _to_builtins: Final = msgspec.to_builtins
 
@@ -236,9 +212,10 @@ class LowLevelServer:
     def capabilities(self, scope: Scope) -> dict[str, Any]:
         """The server capabilities, as the revision of *scope* spells them."""
         caps: dict[str, Any] = {}
-        for method, capability in _METHOD_CAPABILITY.items():
+        for method in self._handlers:
+            capability = METHODS[method].capability if method in METHODS else None
             # completion/complete exists from 2024-11-05, its capability only from 2025-03-26.
-            if method in self._handlers and (
+            if capability is not None and (
                 capability != "completions" or scope.has("completions_capability")
             ):
                 caps.setdefault(capability, {})
@@ -336,7 +313,7 @@ class LowLevelServer:
     ) -> Any:
         method = request.method
         params = request.params if isinstance(request.params, dict) else {}
-        feature = _METHOD_FEATURE.get(method)
+        feature = feature_of(method)
         if feature is not None and not scope.has(feature):
             raise MethodNotFound(
                 f"Method not found: {method} (not part of protocol revision {scope.version})"

@@ -19,16 +19,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from typing import Any, Final
+from typing import Any
 
 import httpx
 
 from .._errors import ConnectionClosed
 from .._headers import encode_header_value, header_value_of, value_at
+from .._methods import mcp_name_field
 
 __all__ = ["HTTPClientTransport"]
-
-_NAMED: Final = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 
 
 class _StreamState:
@@ -109,7 +108,7 @@ class HTTPClientTransport:
             headers["MCP-Protocol-Version"] = version
         if isinstance(method, str):
             headers["Mcp-Method"] = method
-            field = _NAMED.get(method)
+            field = mcp_name_field(method)
             if field is not None and isinstance(params.get(field), str):
                 headers["Mcp-Name"] = encode_header_value(params[field])
             if method == "tools/call":

@@ -56,6 +56,7 @@ from .._errors import (
     RPCError,
 )
 from .._headers import decode_header_value, matches, value_at
+from .._methods import mcp_name_field
 from .event_store import EventStore, MemoryEventStore, stream_of
 
 if TYPE_CHECKING:
@@ -71,15 +72,6 @@ Send = Callable[[Message], Awaitable[None]]
 
 DEFAULT_MAX_BODY: Final = 4 * 1024 * 1024
 _LOCAL_HOSTS: Final = ("127.0.0.1", "localhost", "[::1]")
-_NAMED: Final = {
-    "tools/call": "name",
-    "prompts/get": "name",
-    "resources/read": "uri",
-    # the tasks extension routes by task: "MUST carry Mcp-Name: <taskId>"
-    "tasks/get": "taskId",
-    "tasks/update": "taskId",
-    "tasks/cancel": "taskId",
-}
 _STATUS: Final = {
     PARSE_ERROR: 400,
     INVALID_REQUEST: 400,
@@ -805,7 +797,7 @@ def _check_headers(
     method = headers.get("mcp-method")
     if method != request.method:
         raise HeaderMismatch(f"Header mismatch: Mcp-Method {method!r} does not match body {request.method!r}")
-    field = _NAMED.get(request.method)
+    field = mcp_name_field(request.method)
     if field is not None:
         params = request.params if isinstance(request.params, dict) else {}
         name = headers.get("mcp-name")
