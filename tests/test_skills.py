@@ -25,6 +25,7 @@ from mcpkit import (
 from mcpkit import skills as skills_module
 from mcpkit._yaml import load
 from mcpkit.skills import SKILLS_EXTENSION, digest, parse_frontmatter
+from mcpkit.skills import library as skill_library
 
 from .conftest import EXAMPLES
 from .test_server import connect
@@ -172,7 +173,7 @@ def test_mounting_needs_skills_and_unique_uris(tmp_path: Path) -> None:
 
 def test_skills_over_the_limits_are_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     write_skill(tmp_path / "big", "name: big\ndescription: d\n", {"a": b"1", "b": b"2"})
-    monkeypatch.setattr(skills_module, "MAX_RESOURCES", 2)
+    monkeypatch.setattr(skill_library, "MAX_RESOURCES", 2)
     with pytest.raises(ValueError, match="at most 2 files"):
         Server("s").add_skills(tmp_path)
 
