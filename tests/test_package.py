@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import tomllib
+from pathlib import Path
 
 import pytest
 
@@ -19,6 +21,16 @@ def test_all_is_sorted_and_complete() -> None:
         assert hasattr(mcpkit, name), name
     public = {n for n, v in vars(mcpkit).items() if not n.startswith("_") and isinstance(v, type)}
     assert public <= set(mcpkit.__all__)
+
+
+def test_the_package_is_marked_typed() -> None:
+    # PEP 561: without the marker, type checkers ignore mcpkit's annotations in a user's project.
+    marker = Path(mcpkit.__file__).parent / "py.typed"
+    assert marker.is_file()
+    assert marker.read_bytes() == b""
+    # The wheel ships the package folder whole (hatch's `packages`), so the marker goes with it.
+    wheel = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["hatch"]["build"]["targets"]["wheel"]
+    assert wheel == {"packages": ["src/mcpkit"]}
 
 
 def test_version_matches_the_project() -> None:
