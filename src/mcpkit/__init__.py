@@ -1,16 +1,22 @@
 """mcpkit: the Model Context Protocol for Python: servers, clients, every revision.
 
-Layers, each depending only on the ones above it in this list:
+Layers, each importing only from its own and lower ones (``tests/test_layers.py`` keeps it so):
 
-* ``_jsonrpc``, ``_versions``, ``_state``, ``_connection``: the protocol core, no I/O;
-* ``transports``: move whole messages (stdio, memory);
-* ``session``: the async JSON-RPC endpoint;
-* ``lowlevel``, ``server``, ``client``: the APIs people use.
+* L0 protocol, no I/O: ``_jsonrpc``, ``_errors``, ``_versions``, ``_methods``, ``_state``,
+  ``_connection``, ``_pagination``, ``_signature*``, ``types``... and ``transports.base`` (the
+  contract every transport keeps);
+* L1 runtime: ``session`` (the async JSON-RPC endpoint), ``context``, ``tasks``;
+* L2 transports: move whole messages (stdio, memory, HTTP);
+* L2.5 extensions: ``skills``;
+* L3 the APIs people use: ``lowlevel``, ``server``, ``client``;
+* L4 ``cli``, ``demo``, and this module, which only re-exports: every type a public signature uses
+  is importable from here (``tests/test_package.py`` checks it).
 
 Importing the package loads no HTTP stack and no pydantic: a stdio server is spawned on every host
 start, so its import time is everyone's start-up time.
 """
 
+from ._connection import Scope, ServerConnection
 from ._errors import (
     ConnectionClosed,
     HeaderMismatch,
@@ -31,18 +37,24 @@ from ._errors import (
     UnsupportedProtocolVersion,
 )
 from ._headers import header
+from ._jsonrpc import ErrorResponse, Notification, Request, Response
 from ._versions import LATEST_HANDSHAKE_VERSION, LATEST_VERSION, SUPPORTED_VERSIONS, Era
-from .client import Client
+from .client import Client, Subscription
 from .context import Context
-from .lowlevel import LowLevelServer
-from .server import Server
+from .lowlevel import Listener, LowLevelServer
+from .server import Server, ToolOptions
+from .session import Peer
 from .skills import Skill, SkillResource, SkillVerificationError
+from .tasks import InMemoryTaskStore, TaskRecord, TaskRunner, TaskStore
+from .transports.base import Transport
 from .types import (
     Annotations,
     AudioContent,
     CallToolResult,
     Completion,
     ContentBlock,
+    CreateMessageResult,
+    ElicitResult,
     EmbeddedResource,
     GetPromptResult,
     Icon,
@@ -56,6 +68,8 @@ from .types import (
     ResourceContents,
     ResourceLink,
     ResourceTemplate,
+    Root,
+    SamplingMessage,
     TextContent,
     Tool,
     ToolAnnotations,
@@ -75,21 +89,28 @@ __all__ = [
     "ConnectionClosed",
     "ContentBlock",
     "Context",
+    "CreateMessageResult",
+    "ElicitResult",
     "EmbeddedResource",
     "Era",
+    "ErrorResponse",
     "GetPromptResult",
     "HeaderMismatch",
     "Icon",
     "ImageContent",
     "Implementation",
+    "InMemoryTaskStore",
     "InternalError",
     "InvalidParams",
     "InvalidRequest",
+    "Listener",
     "LocalProtocolError",
     "LowLevelServer",
     "MCPError",
     "MethodNotFound",
     "MissingClientCapability",
+    "Notification",
+    "Peer",
     "Prompt",
     "PromptArgument",
     "PromptMessage",
@@ -97,20 +118,32 @@ __all__ = [
     "RPCError",
     "ReadResourceResult",
     "RemoteProtocolError",
+    "Request",
     "RequestTimeout",
     "Resource",
     "ResourceContents",
     "ResourceLink",
     "ResourceNotFound",
     "ResourceTemplate",
+    "Response",
+    "Root",
+    "SamplingMessage",
+    "Scope",
     "Server",
+    "ServerConnection",
     "Skill",
     "SkillResource",
     "SkillVerificationError",
+    "Subscription",
+    "TaskRecord",
+    "TaskRunner",
+    "TaskStore",
     "TextContent",
     "Tool",
     "ToolAnnotations",
     "ToolError",
+    "ToolOptions",
+    "Transport",
     "TransportError",
     "UnsupportedProtocolVersion",
     "header",
