@@ -10,7 +10,7 @@ import json
 from typing import Any
 
 from mcpkit import Server
-from mcpkit.transports.http_server import StreamableHTTPApp
+from mcpkit.transports.http import StreamableHTTPApp
 
 
 def make_app() -> StreamableHTTPApp:

@@ -17,7 +17,7 @@ from .tasks import RELATED_TASK, TaskRecord, TaskRunner
 from .types import CreateMessageResult, ElicitResult, Root
 
 if TYPE_CHECKING:
-    from .session import Peer
+    from .kernel import Outbound
 
 __all__ = ["LOG_LEVELS", "Context"]
 
@@ -53,7 +53,7 @@ class Context:
 
     def __init__(
         self,
-        peer: Peer,
+        peer: Outbound,
         request_id: RequestId,
         method: str,
         scope: Scope,
@@ -75,9 +75,13 @@ class Context:
         self.tasks: TaskRunner | None = None
 
     @property
-    def peer(self) -> Peer:
-        """The JSON-RPC endpoint the request came through."""
+    def peer(self) -> Outbound:
+        """The way back to the client the request came from."""
         return self._peer
+
+    async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
+        """Send a notification that belongs to this request (over HTTP: on its response stream)."""
+        await self._peer.notify(method, params, related=self.request_id)
 
     @property
     def protocol_version(self) -> str:
@@ -103,7 +107,7 @@ class Context:
             params["total"] = total
         if message is not None and self.scope.has("progress_message"):
             params["message"] = message
-        await self._peer.notify("notifications/progress", params)
+        await self._peer.notify("notifications/progress", params, related=self.request_id)
 
     async def log(self, level: str, data: Any, logger: str | None = None) -> None:
         """Send ``notifications/message`` when *level* reaches the level the client chose.
@@ -122,7 +126,7 @@ class Context:
         params: dict[str, Any] = {"level": level, "data": data}
         if logger is not None:
             params["logger"] = logger
-        await self._peer.notify("notifications/message", params)
+        await self._peer.notify("notifications/message", params, related=self.request_id)
 
     async def debug(self, data: Any) -> None:
         await self.log("debug", data)
@@ -151,13 +155,13 @@ class Context:
         if not self.scope.stateless:
             # Handshake era: a real server-to-client request, answered on the same connection.
             if task is None or runner is None:
-                return await self._peer.request(method, params)
+                return await self._peer.request(method, params, related=self.request_id)
             # "an elicitation that a task-augmented tool call depends on MUST share the same
             # related task ID"; meanwhile the task waits for input.
             params = {**params, "_meta": {RELATED_TASK: {"taskId": task.task_id}}}
             await runner.set_status(task, "input_required")
             try:
-                return await self._peer.request(method, params)
+                return await self._peer.request(method, params, related=self.request_id)
             finally:
                 await runner.set_status(task, "working")
         # 2026-07-28: answered from an earlier round, or asked for in this one (see _mrtr).
@@ -283,15 +287,13 @@ class Context:
         ``retry`` with ``Last-Event-ID`` and receives the rest, the result included; a long
         request need not hold a connection open. Elsewhere it does nothing.
         """
-        close = getattr(self._peer, "close_response_stream", None)
-        if close is not None:
-            await close()
+        await self._peer.close_response_stream(self.request_id)
 
     async def ping(self) -> None:
         """Check that the client answers (``ping``, handshake era only; 2026-07-28 has none)."""
         if self.scope.stateless:
             raise MethodNotFound("ping does not exist in protocol revision " + self.scope.version)
-        await self._peer.request("ping", {})
+        await self._peer.request("ping", {}, related=self.request_id)
 
     async def list_roots(self, *, key: str | None = None) -> list[Root]:
         """The client's roots (``roots/list``)."""

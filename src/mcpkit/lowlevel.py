@@ -39,6 +39,7 @@ from ._methods import CACHEABLE_METHODS, METHODS, MRTR_METHODS, feature_of
 from ._mrtr import InputRequired, StateSealer, merge_answers
 from ._versions import SUPPORTED_VERSIONS, has
 from .context import LOG_LEVELS, Context
+from .kernel import Outbound, ServerSession
 from .session import Peer, ready
 from .transports.base import Transport
 from .types import CallToolResult, Icon, Implementation, Tool
@@ -59,7 +60,7 @@ _to_builtins: Final = msgspec.to_builtins
 class Listener:
     """Someone to tell about changes: a handshake-era session, or a 2026-07-28 listen stream."""
 
-    peer: Peer
+    peer: Outbound
     #: List kinds ("tools", "prompts", "resources") whose list_changed notifications it wants.
     kinds: set[str] = field(default_factory=set)
     #: Resource URIs whose notifications/resources/updated it wants.
@@ -68,10 +69,12 @@ class Listener:
     subscription_id: jsonrpc.RequestId | None = None
 
     async def send(self, method: str, params: dict[str, Any]) -> None:
+        # A listen stream's notifications belong to its request (its HTTP response stream); a
+        # session's belong to no request (its GET stream).
         if self.subscription_id is not None:
             params = {**params, "_meta": {META_SUBSCRIPTION_ID: self.subscription_id}}
         with contextlib.suppress(ConnectionClosed, OSError):
-            await self.peer.notify(method, params)
+            await self.peer.notify(method, params, related=self.subscription_id)
 
 
 class LowLevelServer:
@@ -244,8 +247,19 @@ class LowLevelServer:
 
     async def serve(self, transport: Transport, *, drain_seconds: float = _DEFAULT_DRAIN_SECONDS) -> None:
         """Serve one connection until the peer closes it."""
+        session = self.connect(transport)
+        try:
+            await session.peer.run()
+            await session.peer.drain(drain_seconds)
+        finally:
+            self.disconnect(session)
+            await transport.aclose()
+
+    def connect(self, transport: Transport) -> ServerSession:
+        """Start a conversation over *transport* (see :class:`mcpkit.kernel.Endpoint`): drive its
+        peer with :meth:`Peer.run <mcpkit.session.Peer.run>` or :meth:`Peer.deliver
+        <mcpkit.session.Peer.deliver>`, then call :meth:`disconnect`."""
         conn = ServerConnection()
-        self.loop = asyncio.get_running_loop()
         peer: Peer
 
         def on_request(request: jsonrpc.Request) -> Awaitable[Any]:
@@ -254,44 +268,44 @@ class LowLevelServer:
             if request.method == "initialize":
                 # Answered here, before the next message is read: whatever follows initialize on
                 # the wire must already see the negotiated session.
-                return ready(self.open_session(conn, scope, peer))
-            return self._dispatch(peer, conn, request, scope)
+                return ready(self._open_session(conn, scope, peer))
+            return self.handle(request, scope, peer, conn)
 
         async def on_notification(notification: jsonrpc.Notification) -> None:
-            await self.session_notification(conn, notification)
+            conn.notification_received(notification)
+            handler = self._notification_handlers.get(notification.method)
+            if handler is not None:
+                await handler(notification.params if isinstance(notification.params, dict) else {})
 
         peer = Peer(transport, on_request=on_request, on_notification=on_notification, decode=conn.receive)
-        try:
-            await peer.run()
-            await peer.drain(drain_seconds)
-        finally:
-            self.close_session(conn, peer)
-            await transport.aclose()
+        return ServerSession(peer, conn)
 
-    def open_session(self, conn: ServerConnection, scope: Scope, peer: Peer) -> dict[str, Any]:
-        """Answer ``initialize`` on *conn* and start telling its session about changes.
+    def disconnect(self, session: ServerSession) -> None:
+        """Forget *session*: its listener, every listen stream on its peer; fail what waits on it."""
+        listener = self._session_listeners.pop(session.connection, None)
+        if listener is not None:
+            self.listeners.discard(listener)
+        for other in [item for item in self.listeners if item.peer is session.peer]:
+            self.listeners.discard(other)
+        session.peer.close()
 
-        Transports call this (stdio for its one connection, HTTP once per session)."""
+    def add_listener(self, listener: Listener) -> None:
+        """Tell *listener* about changes from now on (until :meth:`remove_listener`)."""
+        # Listeners are added on the serving loop: remember it, so that changes made in worker
+        # threads (sync tools) can be announced there.
+        self.loop = asyncio.get_running_loop()
+        self.listeners.add(listener)
+
+    def remove_listener(self, listener: Listener) -> None:
+        self.listeners.discard(listener)
+
+    def _open_session(self, conn: ServerConnection, scope: Scope, peer: Peer) -> dict[str, Any]:
+        # Answer initialize on conn and start telling its session about changes.
         result = self._initialize(conn, scope)
         listener = Listener(peer, kinds=set(self.list_changed_kinds))
         self._session_listeners[conn] = listener
-        self.listeners.add(listener)
+        self.add_listener(listener)
         return result
-
-    async def session_notification(self, conn: ServerConnection, notification: jsonrpc.Notification) -> None:
-        """A notification from the client of *conn*: lifecycle first, then any registered handler."""
-        conn.notification_received(notification)
-        handler = self._notification_handlers.get(notification.method)
-        if handler is not None:
-            await handler(notification.params if isinstance(notification.params, dict) else {})
-
-    def close_session(self, conn: ServerConnection, peer: Peer) -> None:
-        """Forget *conn*'s session and every listen stream of *peer*."""
-        listener = self._session_listeners.pop(conn, None)
-        if listener is not None:
-            self.listeners.discard(listener)
-        for other in [item for item in self.listeners if item.peer is peer]:
-            self.listeners.discard(other)
 
     def _initialize(self, conn: ServerConnection, scope: Scope) -> dict[str, Any]:
         try:
@@ -308,9 +322,11 @@ class LowLevelServer:
         conn.initialize_answered(ok=True)
         return result
 
-    async def _dispatch(
-        self, peer: Peer, conn: ServerConnection, request: jsonrpc.Request, scope: Scope
+    async def handle(
+        self, request: jsonrpc.Request, scope: Scope, outbound: Outbound, conn: ServerConnection
     ) -> Any:
+        """Run one admitted request to its result: the one dispatch every transport reaches, through
+        a :class:`~mcpkit.session.Peer` or (2026-07-28 over HTTP) directly. Raises ``RPCError``."""
         method = request.method
         params = request.params if isinstance(request.params, dict) else {}
         feature = feature_of(method)
@@ -329,7 +345,7 @@ class LowLevelServer:
             if handler is None:
                 raise MethodNotFound(f"Method not found: {method}")
             meta = params.get("_meta")
-            ctx = Context(peer, request.id, method, scope, meta if isinstance(meta, dict) else {}, conn)
+            ctx = Context(outbound, request.id, method, scope, meta if isinstance(meta, dict) else {}, conn)
             multi_round = scope.stateless and method in MRTR_METHODS
             if multi_round:
                 ctx.answers = merge_answers(self.state_sealer, method, params)
@@ -403,9 +419,9 @@ class LowLevelServer:
             raise ValueError(f"unknown transport {transport!r}; expected 'stdio' or 'http'")
 
     def http_app(self, **options: Any) -> Any:
-        """This server as an ASGI app (see :class:`mcpkit.transports.http_server.StreamableHTTPApp`
+        """This server as an ASGI app (see :class:`mcpkit.transports.http.StreamableHTTPApp`
         for the options); mount it in any ASGI framework."""
-        from .transports.http_server import StreamableHTTPApp
+        from .transports.http import StreamableHTTPApp
 
         return StreamableHTTPApp(self, **options)
 

@@ -674,7 +674,7 @@ class Server(LowLevelServer):
         listener = Listener(ctx.peer, kinds=kinds, uris=subscribed, subscription_id=ctx.request_id)
         # "The server MUST send notifications/subscriptions/acknowledged as the first message".
         await listener.send("notifications/subscriptions/acknowledged", {"notifications": agreed})
-        self.listeners.add(listener)
+        self.add_listener(listener)
         if self._closing is None:
             self._closing = asyncio.Event()
         closing = asyncio.ensure_future(self._closing.wait())
@@ -684,7 +684,7 @@ class Server(LowLevelServer):
         finally:
             closing.cancel()
             gone.cancel()
-            self.listeners.discard(listener)
+            self.remove_listener(listener)
         # The server ends the subscription: a graceful close is a result carrying the id.
         return {"_meta": {META_SUBSCRIPTION_ID: ctx.request_id}}
 

@@ -8,6 +8,15 @@ A :class:`Peer` owns one transport. Its read loop decodes each message once and 
 * ``notifications/cancelled`` cancels that task, and then no answer is sent, as the spec requires;
 * any other notification goes to the notification callback, in arrival order.
 
+Transports with a read loop (stdio, memory, the client's HTTP) are driven by :meth:`Peer.run`. A
+transport that receives messages some other way (the HTTP server: one POST body at a time) hands
+them in with :meth:`Peer.decode` and :meth:`Peer.deliver`, so every transport shares this one path:
+answer matching, cancellation, batches and the encoding of errors exist once.
+
+Every message the peer sends says what it belongs to: the incoming request it answers, or that it
+was sent while handling (``related``). A transport with several streams back
+(:class:`~mcpkit.transports.base.RoutedTransport`) routes on that; one with a single stream ignores it.
+
 Bad input is answered and forgotten: a line that is not JSON gets -32700, a message that is not
 JSON-RPC gets -32600, and the loop keeps serving.
 
@@ -21,7 +30,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 from msgspec import UNSET
 
@@ -35,9 +44,9 @@ from ._errors import (
     RequestTimeout,
     RPCError,
 )
-from .transports.base import OVERSIZE, Transport
+from .transports.base import OVERSIZE, RoutedTransport, Transport
 
-__all__ = ["Peer", "RequestHandler", "ready"]
+__all__ = ["Peer", "RequestHandler", "error_response", "ready", "result_response"]
 
 T = TypeVar("T")
 
@@ -50,6 +59,11 @@ RequestHandler = Callable[[jsonrpc.Request], Awaitable[Any]]
 NotificationHandler = Callable[[jsonrpc.Notification], Awaitable[None]]
 
 
+#: Told to a routed transport as the last message of a request that ends unanswered (cancelled):
+#: the stream waiting for it is owed an end, not an answer.
+_NO_ANSWER: Final = b""
+
+
 def _default_decode(data: bytes) -> list[jsonrpc.Event | RemoteProtocolError]:
     decoded = jsonrpc.decode(data)
     if isinstance(decoded, list):
@@ -57,17 +71,26 @@ def _default_decode(data: bytes) -> list[jsonrpc.Event | RemoteProtocolError]:
     return [decoded]
 
 
-def _error_response(request_id: jsonrpc.RequestId | None, error: RPCError | RemoteProtocolError) -> bytes:
-    body = error.to_wire() if isinstance(error, RPCError) else {"code": error.code, "message": str(error)}
+def error_response(request_id: jsonrpc.RequestId | None, error: BaseException) -> bytes:
+    """The encoded JSON-RPC error answer for *error*: its own code for an ``RPCError`` or a
+    protocol error; -32603 for anything else (a handler's bug, logged with its traceback here)."""
+    if isinstance(error, RPCError):
+        body = error.to_wire()
+    elif isinstance(error, RemoteProtocolError):
+        body = {"code": error.code, "message": str(error)}
+    else:
+        logger.error("handler for request %r failed", request_id, exc_info=error)
+        body = {"code": INTERNAL_ERROR, "message": f"Internal error: {type(error).__name__}: {error}"}
     return jsonrpc.encode(jsonrpc.ErrorResponse(id=request_id, error=body))
 
 
-def _result_response(request_id: jsonrpc.RequestId, result: Any) -> bytes:
+def result_response(request_id: jsonrpc.RequestId, result: Any) -> bytes:
+    """The encoded answer carrying *result* (-32603 if it cannot be encoded as JSON)."""
     try:
         return jsonrpc.encode(jsonrpc.Response(id=request_id, result=result))
     except (TypeError, ValueError, RecursionError) as exc:  # a handler returned something not JSON
         logger.exception("the result of request %r cannot be encoded", request_id)
-        return _error_response(
+        return error_response(
             request_id, RPCError(INTERNAL_ERROR, f"Internal error: unencodable result: {exc}")
         )
 
@@ -101,6 +124,8 @@ class Peer:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._closed: BaseException | None = None
         self.closed = asyncio.Event()
+        # Checked once: a routed transport is told what each message belongs to.
+        self._routed = transport if isinstance(transport, RoutedTransport) else None
 
     # -- sending -----------------------------------------------------------------------------------
 
@@ -109,9 +134,15 @@ class Peer:
         return self._next_id
 
     async def request(
-        self, method: str, params: dict[str, Any] | None = None, *, timeout: float | None = None
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        related: jsonrpc.RequestId | None = None,
     ) -> Any:
-        """Send a request and wait for its result.
+        """Send a request and wait for its result (*related*: the incoming request it is sent
+        while handling, if any).
 
         Raises:
             RPCError: the peer answered with an error.
@@ -119,11 +150,15 @@ class Peer:
             ConnectionClosed: the transport ended first.
         """
         request_id = self.next_id()
-        future = await self.send_request(request_id, method, params)
+        future = await self.send_request(request_id, method, params, related)
         return await self.wait(request_id, future, timeout)
 
     async def send_request(
-        self, request_id: jsonrpc.RequestId, method: str, params: dict[str, Any] | None
+        self,
+        request_id: jsonrpc.RequestId,
+        method: str,
+        params: dict[str, Any] | None,
+        related: jsonrpc.RequestId | None = None,
     ) -> asyncio.Future[Any]:
         """Send a request with an id of the caller's choosing; returns the future of its answer."""
         if self._closed is not None:
@@ -134,7 +169,7 @@ class Peer:
             id=request_id, method=method, params=params if params is not None else UNSET
         )
         try:
-            await self.transport.send(jsonrpc.encode(message))
+            await self._emit(jsonrpc.encode(message), related, False)
         except BaseException:
             self._waiting.pop(request_id, None)
             raise
@@ -167,10 +202,24 @@ class Peer:
             with contextlib.suppress(ConnectionClosed):
                 await self.notify("notifications/cancelled", {"requestId": request_id, "reason": reason})
 
-    async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
-        """Send a notification."""
+    async def notify(
+        self, method: str, params: dict[str, Any] | None = None, *, related: jsonrpc.RequestId | None = None
+    ) -> None:
+        """Send a notification (*related*: the incoming request it is sent while handling, if any)."""
         message = jsonrpc.Notification(method=method, params=params if params is not None else UNSET)
-        await self.transport.send(jsonrpc.encode(message))
+        await self._emit(jsonrpc.encode(message), related, False)
+
+    async def close_response_stream(self, related: jsonrpc.RequestId) -> None:
+        """End the stream carrying *related*'s messages, where the transport has one per request."""
+        if self._routed is not None:
+            await self._routed.close_stream(related)
+
+    async def _emit(self, message: bytes, related: jsonrpc.RequestId | None, final: bool) -> None:
+        # The one place messages leave: a routed transport learns what each belongs to.
+        if self._routed is not None:
+            await self._routed.send_related(message, related, final)
+        else:
+            await self.transport.send(message)
 
     # -- receiving ---------------------------------------------------------------------------------
 
@@ -186,15 +235,37 @@ class Peer:
         except (ConnectionClosed, OSError) as exc:
             self._closed = exc
         finally:
-            if self._closed is None:
-                self._closed = ConnectionClosed("the peer closed the connection")
-            for future in self._waiting.values():
-                if not future.done():
-                    future.set_exception(
-                        ConnectionClosed(f"connection closed before an answer: {self._closed}")
-                    )
-            self._waiting.clear()
-            self.closed.set()
+            self.close()
+
+    def close(self, reason: BaseException | None = None) -> None:
+        """No more messages will come: fail every request still waiting for an answer.
+
+        :meth:`run` calls this when the transport ends; a transport without a read loop calls it
+        when its session ends. Requests being handled go on (see :meth:`drain`)."""
+        if self._closed is None:
+            self._closed = (
+                reason if reason is not None else ConnectionClosed("the peer closed the connection")
+            )
+        for future in self._waiting.values():
+            if not future.done():
+                future.set_exception(ConnectionClosed(f"connection closed before an answer: {self._closed}"))
+        self._waiting.clear()
+        self.closed.set()
+
+    def cancel_incoming(self, request_id: jsonrpc.RequestId) -> bool:
+        """Stop handling the incoming request *request_id* (no answer will be sent); what
+        ``notifications/cancelled`` does, for transports that learn of it otherwise (a dropped
+        HTTP response). Returns whether it was running."""
+        task = self._running.get(request_id)
+        if task is None:
+            return False
+        task.cancel()
+        return True
+
+    def cancel_all(self) -> None:
+        """Stop handling every incoming request (the session is gone)."""
+        for task in list(self._running.values()):
+            task.cancel()
 
     async def drain(self, grace: float) -> None:
         """Let requests still being handled finish for up to *grace* seconds, then cancel them."""
@@ -208,14 +279,27 @@ class Peer:
     async def _route(self, data: bytes) -> None:
         if data is OVERSIZE:
             await self._send_quietly(
-                _error_response(None, RemoteProtocolError("message too large", INVALID_REQUEST))
+                error_response(None, RemoteProtocolError("message too large", INVALID_REQUEST))
             )
             return
         try:
             events = self._decode(data)
         except RemoteProtocolError as exc:
-            await self._send_quietly(_error_response(exc.request_id, exc))
+            await self._send_quietly(error_response(exc.request_id, exc))
             return
+        await self.deliver(events)
+
+    def decode(self, data: bytes) -> list[jsonrpc.Event | RemoteProtocolError]:
+        """Decode one framed message as :meth:`run` would (a batch gives several events).
+
+        Raises:
+            RemoteProtocolError: not JSON (-32700), not JSON-RPC (-32600), or a batch where none is allowed.
+        """
+        return self._decode(data)
+
+    async def deliver(self, events: list[jsonrpc.Event | RemoteProtocolError]) -> None:
+        """Take in one decoded message, as :meth:`run` does for each it reads: answers settle their
+        requests, requests start (each in a task of its own), notifications are handled in order."""
         if len(events) > 1 or not events:
             await self._route_batch(events)
             return
@@ -225,7 +309,7 @@ class Peer:
         elif isinstance(event, jsonrpc.Notification):
             await self._notification(event)
         elif isinstance(event, RemoteProtocolError):
-            await self._send_quietly(_error_response(event.request_id, event))
+            await self._send_quietly(error_response(event.request_id, event), event.request_id, True)
         else:
             self._settle(event)
 
@@ -242,9 +326,9 @@ class Peer:
     async def _notification(self, event: jsonrpc.Notification) -> None:
         if event.method == "notifications/cancelled":
             params = event.params if isinstance(event.params, dict) else {}
-            task = self._running.get(params.get("requestId"))  # type: ignore[arg-type]
-            if task is not None:
-                task.cancel()
+            request_id = params.get("requestId")
+            if isinstance(request_id, (str, int)):
+                self.cancel_incoming(request_id)
             return
         if self._on_notification is not None:
             try:
@@ -256,18 +340,13 @@ class Peer:
         if request.id in self._running:
             # "The request ID MUST NOT match the ID of any other request the sender has issued and
             # not yet received a response for."
-            self._spawn(
-                self._send_quietly(
-                    _error_response(
-                        request.id, RemoteProtocolError(f"request id {request.id!r} is already in use")
-                    )
-                )
-            )
+            error = RemoteProtocolError(f"request id {request.id!r} is already in use")
+            self._spawn(self._send_quietly(error_response(request.id, error), request.id, True))
             return
         try:
             work = self._handle(request)
         except RPCError as exc:
-            self._spawn(self._send_quietly(_error_response(request.id, exc)))
+            self._spawn(self._send_quietly(error_response(request.id, exc), request.id, True))
             return
         request_id = request.id
         task = self._spawn(self._answer(request_id, work))
@@ -284,55 +363,62 @@ class Peer:
         return self._on_request(request)
 
     async def _answer(self, request_id: jsonrpc.RequestId, work: Awaitable[Any]) -> None:
-        try:
-            result = await work
-        except asyncio.CancelledError:
-            # Cancelled by the peer (no answer is owed) or by our own shutdown.
-            return
-        except RPCError as exc:
-            await self._send_quietly(_error_response(request_id, exc))
-            return
-        except Exception as exc:
-            logger.exception("handler for request %r failed", request_id)
-            error = RPCError(INTERNAL_ERROR, f"Internal error: {type(exc).__name__}: {exc}")
-            await self._send_quietly(_error_response(request_id, error))
-            return
-        await self._send_quietly(_result_response(request_id, result))
+        answer = await _outcome(request_id, work)
+        if answer is not None:
+            await self._send_quietly(answer, request_id, True)
+        elif self._routed is not None:
+            await self._send_quietly(_NO_ANSWER, request_id, True)
 
     async def _route_batch(self, events: list[jsonrpc.Event | RemoteProtocolError]) -> None:
+        # Members run concurrently, each a task of its own that notifications/cancelled can stop;
+        # the answers go back together, in one array ("The Server SHOULD respond with an Array").
         answers: list[Awaitable[bytes | None]] = []
+        first: jsonrpc.RequestId | None = None
         for event in events:
             if isinstance(event, jsonrpc.Request):
+                first = event.id if first is None else first
                 answers.append(self._batch_member(event))
             elif isinstance(event, jsonrpc.Notification):
                 await self._notification(event)
             elif isinstance(event, RemoteProtocolError):
-                answers.append(ready(_error_response(event.request_id, event)))
+                first = event.request_id if first is None else first
+                answers.append(ready(error_response(event.request_id, event)))
             else:
                 self._settle(event)
         if answers:
-            self._spawn(self._send_batch(answers))
+            self._spawn(self._send_batch(answers, first))
 
-    async def _batch_member(self, request: jsonrpc.Request) -> bytes | None:
+    def _batch_member(self, request: jsonrpc.Request) -> Awaitable[bytes | None]:
+        if request.id in self._running:
+            return ready(
+                error_response(
+                    request.id, RemoteProtocolError(f"request id {request.id!r} is already in use")
+                )
+            )
         try:
-            result = await self._handle(request)
+            work = self._handle(request)
         except RPCError as exc:
-            return _error_response(request.id, exc)
-        except asyncio.CancelledError:
-            return None
-        except Exception as exc:
-            logger.exception("handler for request %r failed", request.id)
-            return _error_response(request.id, RPCError(INTERNAL_ERROR, f"Internal error: {exc}"))
-        return _result_response(request.id, result)
+            return ready(error_response(request.id, exc))
+        request_id = request.id
+        task = self._spawn(_outcome(request_id, work))
+        self._running[request_id] = task
+        task.add_done_callback(lambda _: self._running.pop(request_id, None))
+        return _settled(task)
 
-    async def _send_batch(self, answers: list[Awaitable[bytes | None]]) -> None:
+    async def _send_batch(
+        self, answers: list[Awaitable[bytes | None]], first: jsonrpc.RequestId | None
+    ) -> None:
         parts = [part for part in await asyncio.gather(*answers) if part is not None]
         if parts:
-            await self._send_quietly(b"[" + b",".join(parts) + b"]")
+            await self._send_quietly(b"[" + b",".join(parts) + b"]", first, True)
+        elif first is not None and self._routed is not None:
+            await self._send_quietly(_NO_ANSWER, first, True)
 
-    async def _send_quietly(self, message: bytes) -> None:
+    async def _send_quietly(
+        self, message: bytes, related: jsonrpc.RequestId | None = None, final: bool = False
+    ) -> None:
         try:
-            await self.transport.send(message)
+            await self._emit(message, related, final)
         except (ConnectionClosed, OSError):
             logger.debug("could not send: the transport is closed")
 
@@ -342,6 +428,26 @@ class Peer:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         return task
+
+
+async def _outcome(request_id: jsonrpc.RequestId, work: Awaitable[Any]) -> bytes | None:
+    """The encoded answer to one request: its result, or its error; ``None`` if it was cancelled
+    (by the peer, when no answer is owed, or by our own shutdown). The one place a handler's
+    failure becomes a JSON-RPC error, for every transport."""
+    try:
+        result = await work
+    except asyncio.CancelledError:
+        return None
+    except Exception as exc:
+        return error_response(request_id, exc)
+    return result_response(request_id, result)
+
+
+async def _settled(task: asyncio.Task[bytes | None]) -> bytes | None:
+    try:
+        return await task
+    except asyncio.CancelledError:
+        return None
 
 
 async def ready(value: T) -> T:

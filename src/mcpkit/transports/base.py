@@ -7,9 +7,11 @@ above never sees them.
 
 from __future__ import annotations
 
-from typing import Final, Protocol
+from typing import Final, Protocol, runtime_checkable
 
-__all__ = ["OVERSIZE", "Transport"]
+from .._jsonrpc import RequestId
+
+__all__ = ["OVERSIZE", "RoutedTransport", "Transport"]
 
 #: What a transport hands up in place of a message that was too large and was skipped. Never valid
 #: JSON, so it cannot be mistaken for a message; the session answers it with -32600.
@@ -29,4 +31,25 @@ class Transport(Protocol):
 
     async def aclose(self) -> None:
         """Close our side. Idempotent."""
+        ...
+
+
+@runtime_checkable
+class RoutedTransport(Transport, Protocol):
+    """A transport with more than one way back to the peer (Streamable HTTP: a response stream per
+    POST, and the session's GET stream), so it must know what each outgoing message belongs to.
+
+    The session layer says so for every message it sends; a transport with one stream (stdio) does
+    not implement this and never needs to know.
+    """
+
+    async def send_related(self, message: bytes, related: RequestId | None, final: bool) -> None:
+        """Send *message*, which belongs to the incoming request *related* (its answer when *final*;
+        a notification or request sent while handling it otherwise), or to none (``None``).
+        A batch's answer names one of its members. An empty final message says the request ended
+        without an answer (it was cancelled): end its stream, send nothing."""
+        ...
+
+    async def close_stream(self, related: RequestId) -> None:
+        """End the stream carrying *related*'s messages without ending the request (SSE polling)."""
         ...

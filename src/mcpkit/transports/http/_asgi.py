@@ -1,0 +1,142 @@
+"""The few ASGI moves every part of the HTTP transport makes: read a body, answer, stream events."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Awaitable, Callable, Iterable, MutableMapping
+from typing import Any, Final
+
+from ... import _jsonrpc as jsonrpc
+from ..._errors import (
+    HEADER_MISMATCH,
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    MISSING_CLIENT_CAPABILITY,
+    PARSE_ERROR,
+    UNSUPPORTED_PROTOCOL_VERSION,
+)
+
+__all__ = [
+    "SSE_HEADERS",
+    "STATUS_OF_CODE",
+    "Message",
+    "Receive",
+    "Scope",
+    "Send",
+    "end_body",
+    "error",
+    "event",
+    "plain",
+    "read_body",
+    "send_body",
+    "send_json",
+    "wait_disconnect",
+]
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+#: The HTTP status of a JSON-RPC error where the transport gives errors statuses of their own
+#: (2026-07-28 requests, and failures before a request reaches a session).
+STATUS_OF_CODE: Final = {
+    PARSE_ERROR: 400,
+    INVALID_REQUEST: 400,
+    INVALID_PARAMS: 400,
+    HEADER_MISMATCH: 400,
+    MISSING_CLIENT_CAPABILITY: 400,
+    UNSUPPORTED_PROTOCOL_VERSION: 400,
+    METHOD_NOT_FOUND: 404,
+    INTERNAL_ERROR: 500,
+}
+_JSON: Final = [(b"content-type", b"application/json")]
+SSE_HEADERS: Final = [
+    (b"content-type", b"text/event-stream"),
+    (b"cache-control", b"no-cache"),
+    (b"x-accel-buffering", b"no"),  # "servers SHOULD include the X-Accel-Buffering: no header"
+]
+
+
+async def event(send: Send, data: bytes, event_id: str | None = None) -> None:
+    """One SSE ``message`` event carrying *data* (one JSON-RPC message)."""
+    head = b"event: message\n" if event_id is None else f"id: {event_id}\nevent: message\n".encode()
+    await send_body(send, head + b"data: " + data + b"\n\n")
+
+
+async def send_body(send: Send, body: bytes) -> None:
+    await send({"type": "http.response.body", "body": body, "more_body": True})
+
+
+async def end_body(send: Send) -> None:
+    """End a streamed response (quietly: the client may be gone already)."""
+    with contextlib.suppress(Exception):  # a closed connection, whatever the server calls it
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+async def wait_disconnect(receive: Receive) -> None:
+    """Until the client goes away (call only once the body has been read)."""
+    while (await receive())["type"] != "http.disconnect":
+        pass
+
+
+async def read_body(receive: Receive, limit: int) -> bytes | None:
+    """The whole request body, or ``None`` if it is larger than *limit* bytes."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return b""
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
+async def plain(send: Send, status: int, body: bytes) -> None:
+    headers = [(b"content-type", b"text/plain"), (b"content-length", b"%d" % len(body))]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def send_json(
+    send: Send, status: int, body: bytes, extra_headers: Iterable[tuple[bytes, bytes]] = ()
+) -> None:
+    # With a Content-Length the server needs no chunked framing (nor its closing chunk).
+    headers = [*_JSON, (b"content-length", b"%d" % len(body)), *extra_headers]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def error(
+    send: Send,
+    status: int,
+    request_id: jsonrpc.RequestId | None,
+    code: int,
+    message: str,
+    extra_headers: Iterable[tuple[bytes, bytes]] = (),
+    data: Any = None,
+) -> None:
+    """A JSON-RPC error answered by the transport itself (before any session or handler)."""
+    body: dict[str, Any] = {"code": code, "message": message}
+    if data is not None:
+        body["data"] = data
+    await send_json(
+        send, status, jsonrpc.encode(jsonrpc.ErrorResponse(id=request_id, error=body)), extra_headers
+    )
+
+
+async def lifespan(receive: Receive, send: Send) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            await send({"type": "lifespan.shutdown.complete"})
+            return

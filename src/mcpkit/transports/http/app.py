@@ -1,0 +1,258 @@
+"""The ASGI app: checks what HTTP adds, then sends each message down its era's path.
+
+Before a body is looked at: the path (404), Host (421) and Origin (403) against the allowlists, the
+method, and the body size (413). Then:
+
+* a 2026-07-28 request (its ``_meta`` names a revision) is answered statelessly (:mod:`.stateless`);
+* ``initialize`` opens a handshake-era session, and every later POST names it with
+  ``Mcp-Session-Id`` (400 without, 404 once ended); GET opens its stream or resumes one
+  (``Last-Event-ID``), DELETE ends it (:mod:`.sessions`, :mod:`.resume`);
+* the 2024-11-05 HTTP+SSE transport lives at its own two paths (:mod:`.legacy_sse`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Final
+
+from ... import _jsonrpc as jsonrpc
+from ..._errors import INVALID_REQUEST, RemoteProtocolError
+from ...kernel import Endpoint
+from ...session import error_response
+from ..event_store import EventStore, MemoryEventStore
+from ._asgi import Receive, Scope, Send, error, lifespan, plain, read_body, send_json
+from .legacy_sse import open_sse, post_message
+from .resume import ResumableStream, new_resumable, replay
+from .sessions import HTTPSession, SessionTable, respond, standalone_stream
+from .stateless import answer_stateless, is_stateless
+
+__all__ = ["DEFAULT_MAX_BODY", "StreamableHTTPApp"]
+
+DEFAULT_MAX_BODY: Final = 4 * 1024 * 1024
+_LOCAL_HOSTS: Final = ("127.0.0.1", "localhost", "[::1]")
+
+
+class StreamableHTTPApp:
+    """An ASGI application serving *server* at *path*.
+
+    Args:
+        server: the MCP server (anything that keeps the :class:`~mcpkit.kernel.Endpoint` contract).
+        path: the MCP endpoint.
+        allowed_hosts: Host header values accepted besides localhost (``"example.com"`` or with a port).
+        allowed_origins: Origin values accepted besides local ones (``"https://app.example"``).
+        max_body_bytes: larger POST bodies get 413.
+        session_idle_seconds: a handshake-era session unused this long is ended, so memory stays bounded.
+        sse_path: where the 2024-11-05 HTTP+SSE transport's GET stream opens.
+        messages_path: where its messages are POSTed.
+        event_store: keeps resumable streams' events (default: in memory, bounded per stream).
+        retry_ms: the ``retry`` a priming event tells clients to wait before reconnecting.
+    """
+
+    def __init__(
+        self,
+        server: Endpoint,
+        *,
+        path: str = "/mcp",
+        allowed_hosts: Iterable[str] = (),
+        allowed_origins: Iterable[str] = (),
+        max_body_bytes: int = DEFAULT_MAX_BODY,
+        session_idle_seconds: float = 1800.0,
+        sse_path: str = "/sse",
+        messages_path: str = "/messages",
+        event_store: EventStore | None = None,
+        retry_ms: int = 1000,
+    ) -> None:
+        self.server = server
+        self.event_store: EventStore = event_store if event_store is not None else MemoryEventStore()
+        self.table = SessionTable(server, self.event_store, session_idle_seconds)
+        self.retry_ms = retry_ms
+        self.path = path
+        self.sse_path = sse_path
+        self.messages_path = messages_path
+        self.allowed_hosts = set(allowed_hosts)
+        self.allowed_origins = set(allowed_origins)
+        self.max_body_bytes = max_body_bytes
+
+    @property
+    def sessions(self) -> dict[str, HTTPSession]:
+        """The live handshake-era sessions, by id."""
+        return self.table.sessions
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await lifespan(receive, send)
+            return
+        if scope["type"] != "http":
+            return
+        # Field values exclude surrounding whitespace (RFC 9110 §5.5).
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1").strip(" \t") for k, v in scope["headers"]}
+        path = scope["path"]
+        legacy = path in (self.sse_path, self.messages_path)
+        if path != self.path and not legacy:
+            await plain(send, 404, b"not found")
+            return
+        if not self._host_ok(headers.get("host", "")):
+            await error(send, 421, None, INVALID_REQUEST, "Misdirected request: this Host is not served here")
+            return
+        origin = headers.get("origin")
+        if origin is not None and not self._origin_ok(origin):
+            await error(send, 403, None, INVALID_REQUEST, "Forbidden: Origin not allowed")
+            return
+        self.table.expire_idle()
+        method = scope["method"]
+        if legacy:
+            if path == self.sse_path:
+                if method == "GET":
+                    await open_sse(self.table, self.messages_path, receive, send)
+                else:
+                    await plain(send, 405, b"GET opens the event stream")
+            elif method == "POST":
+                await post_message(self.table, self.max_body_bytes, scope, receive, send)
+            else:
+                await plain(send, 405, b"POST messages here")
+            return
+        if method in ("GET", "DELETE") and "mcp-session-id" in headers:
+            await self._get_or_delete(method, headers, receive, send)
+            return
+        if method != "POST":
+            await error(send, 405, None, INVALID_REQUEST, "Method not allowed: POST one JSON-RPC message",
+                        [(b"allow", b"POST")])  # fmt: skip
+            return
+        body = await read_body(receive, self.max_body_bytes)
+        if body is None:
+            await error(
+                send, 413, None, INVALID_REQUEST, f"Request body larger than {self.max_body_bytes} bytes"
+            )
+            return
+        await self._post(body, headers, receive, send)
+
+    def _host_ok(self, host: str) -> bool:
+        name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
+        return name in _LOCAL_HOSTS or host in self.allowed_hosts or name in self.allowed_hosts
+
+    def _origin_ok(self, origin: str) -> bool:
+        if origin in self.allowed_origins:
+            return True
+        rest = origin.split("://", 1)[-1]
+        return self._host_ok(rest) and rest.split(":")[0] in _LOCAL_HOSTS
+
+    async def _post(self, body: bytes, headers: dict[str, str], receive: Receive, send: Send) -> None:
+        session_id = headers.get("mcp-session-id")
+        if session_id is None:
+            try:
+                message = jsonrpc.decode(body)
+            except RemoteProtocolError as exc:
+                await error(send, 400, exc.request_id, exc.code, str(exc))
+                return
+            if isinstance(message, jsonrpc.Request) and is_stateless(message):
+                await answer_stateless(self.server, message, headers, receive, send)
+            elif isinstance(message, jsonrpc.Request) and message.method == "initialize":
+                await self._initialize(message, headers, receive, send)
+            elif isinstance(message, jsonrpc.Notification):
+                await plain(send, 202, b"")  # outside a session nothing listens for it; accepting is harmless
+            else:
+                request_id = message.id if isinstance(message, jsonrpc.Request) else None
+                await error(
+                    send, 400, request_id, INVALID_REQUEST, "Bad Request: Mcp-Session-Id header is required"
+                )
+            return
+        session = await self._session_for(session_id, headers, send)
+        if session is not None:
+            await self._in_session(session, body, headers, receive, send)
+
+    async def _initialize(
+        self, request: jsonrpc.Request, headers: dict[str, str], receive: Receive, send: Send
+    ) -> None:
+        session = HTTPSession(self.server)
+        stream = session.open_stream([request.id])
+        await session.served.peer.deliver([request])
+        await stream.wait()
+        session.close_response(stream, [request.id])
+        if session.version is None:  # refused: no session is kept
+            self.table.end(session)
+            await send_json(send, 200, stream.answer)
+            return
+        self.table.add(session)
+        await send_json(send, 200, stream.answer, [(b"mcp-session-id", session.id.encode())])
+
+    async def _session_for(self, session_id: str, headers: dict[str, str], send: Send) -> HTTPSession | None:
+        """The session a message names; answers 404 (unknown or ended) or 400 itself."""
+        session = self.table.sessions.get(session_id)
+        if session is None or session.legacy:
+            await error(send, 404, None, INVALID_REQUEST, "Session not found: initialize a new one")
+            return None
+        negotiated = session.version
+        sent = headers.get("mcp-protocol-version")
+        if sent is not None and negotiated is not None and sent != negotiated:
+            await error(send, 400, None, INVALID_REQUEST,
+                        f"Bad Request: MCP-Protocol-Version {sent!r} is not the session's {negotiated!r}")  # fmt: skip
+            return None
+        session.touched = self.table.clock()
+        return session
+
+    async def _in_session(
+        self, session: HTTPSession, body: bytes, headers: dict[str, str], receive: Receive, send: Send
+    ) -> None:
+        peer = session.served.peer
+        try:
+            events = peer.decode(body)  # the session's own decoder: it knows whether batches are allowed
+        except RemoteProtocolError as exc:
+            await send_json(send, 400, error_response(exc.request_id, exc))
+            return
+        ids = _answerable_ids(events)
+        if not ids:
+            # Notifications and answers to our requests: "the server MUST return ... 202 Accepted".
+            # A batch member that was not even JSON-RPC, with no id, is answered here: it has no
+            # request to ride on.
+            bad = [e for e in events if isinstance(e, RemoteProtocolError)]
+            await peer.deliver([e for e in events if not isinstance(e, RemoteProtocolError)])
+            if bad:
+                await send_json(send, 400, b"[" + b",".join(error_response(None, e) for e in bad) + b"]")
+            else:
+                await plain(send, 202, b"")
+            return
+        if any(request_id in session.streams for request_id in ids):
+            # "The request ID MUST NOT match the ID of any other request ... not yet received a response"
+            await error(send, 400, None, INVALID_REQUEST, "Bad Request: a request id is already in use")
+            return
+        stream = session.open_stream(ids)
+        await peer.deliver(events)
+        resumable: Callable[[], ResumableStream] | None = None
+        if session.has("resumable_streams"):
+            retry_ms = self.retry_ms if session.has("sse_polling") else None
+
+            def resumable() -> ResumableStream:
+                # Only an answer that becomes an event stream gets one: a JSON answer has no events.
+                return new_resumable(
+                    session.resumable, session.new_stream_id(), self.event_store, retry_ms, self.table.chore
+                )
+
+        accepts_sse = "text/event-stream" in headers.get("accept", "")
+        await respond(session, stream, ids, receive, send, accepts_sse, resumable)
+
+    async def _get_or_delete(
+        self, method: str, headers: dict[str, str], receive: Receive, send: Send
+    ) -> None:
+        session = await self._session_for(headers["mcp-session-id"], headers, send)
+        if session is None:
+            return
+        if method == "DELETE":
+            self.table.end(session)
+            await plain(send, 200, b"")
+        elif "last-event-id" in headers:
+            await replay(session.resumable, self.event_store, headers["last-event-id"], receive, send)
+        elif session.standalone is not None:
+            await error(send, 409, None, INVALID_REQUEST, "Conflict: this session already has a GET stream")
+        else:
+            await standalone_stream(session, receive, send, b": stream open\n\n")
+
+
+def _answerable_ids(events: list[jsonrpc.Event | RemoteProtocolError]) -> list[jsonrpc.RequestId]:
+    """The ids the answer to a POST will carry: its requests', and its bad members' that have one."""
+    ids: list[jsonrpc.RequestId] = []
+    for e in events:
+        if isinstance(e, jsonrpc.Request):
+            ids.append(e.id)
+        elif isinstance(e, RemoteProtocolError) and e.request_id is not None:
+            ids.append(e.request_id)
+    return ids

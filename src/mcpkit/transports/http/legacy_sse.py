@@ -1,0 +1,51 @@
+"""The HTTP+SSE transport of 2024-11-05: one GET stream carries everything the server says.
+
+GET on the SSE path opens a session whose first event, ``endpoint``, names the URL to POST messages
+to (``<messages path>?session_id=<id>``). Each POST is accepted with 202 and its message delivered to
+the session's peer; answers, notifications and server requests all come back on the GET stream.
+Closing that stream ends the session.
+"""
+
+from __future__ import annotations
+
+from ..._errors import RemoteProtocolError
+from ._asgi import Receive, Scope, Send, plain, read_body
+from .sessions import HTTPSession, SessionTable, standalone_stream
+
+__all__ = ["open_sse", "post_message"]
+
+
+async def open_sse(table: SessionTable, messages_path: str, receive: Receive, send: Send) -> None:
+    """GET: a new session and its stream, until the client goes away."""
+    session = table.add(HTTPSession(table.endpoint, legacy=True))
+    endpoint = f"{messages_path}?session_id={session.id}".encode()
+    try:
+        await standalone_stream(session, receive, send, b"event: endpoint\ndata: " + endpoint + b"\n\n")
+    finally:
+        table.end(session)
+
+
+async def post_message(
+    table: SessionTable, max_body_bytes: int, scope: Scope, receive: Receive, send: Send
+) -> None:
+    """POST: one message for the session named in the query string."""
+    query = dict(
+        part.split("=", 1) for part in scope.get("query_string", b"").decode().split("&") if "=" in part
+    )
+    session = table.sessions.get(query.get("session_id", ""))
+    if session is None or not session.legacy:
+        await plain(send, 404, b"unknown session")
+        return
+    body = await read_body(receive, max_body_bytes)
+    if body is None:
+        await plain(send, 413, b"too large")
+        return
+    peer = session.served.peer
+    try:
+        events = peer.decode(body)
+    except RemoteProtocolError as exc:
+        await plain(send, 400, str(exc).encode())
+        return
+    session.touched = table.clock()
+    await plain(send, 202, b"Accepted")
+    await peer.deliver(events)

@@ -1,0 +1,327 @@
+"""Streamable HTTP in the handshake era: a session per ``initialize``, served by the one session layer.
+
+Each session is a :class:`~mcpkit.session.Peer` like a stdio connection's, fed message by message:
+a POST's body is decoded by the peer and delivered to it, so answer matching, cancellation, batches
+and error answers are the session layer's, not this module's. What is HTTP's lives here: which
+stream each outgoing message takes. :class:`HTTPSession` is the peer's
+:class:`~mcpkit.transports.base.RoutedTransport`:
+
+* a message that belongs to a request (its answer, or a notification or request sent while handling
+  it) goes on the response of the POST that carried the request, which is plain JSON if the answer
+  is all there is, else an event stream;
+* anything else (list changes, resource updates, task status) goes on the session's GET stream, if
+  the client opened one; a request with no stream to carry it fails instead of waiting for ever.
+
+From 2025-03-26 a POST's event stream is resumable: its events get ids and are kept in the event
+store, a dropped stream does not cancel its requests ("disconnection SHOULD NOT be interpreted as
+the client cancelling its request"), and GET with ``Last-Event-ID`` replays what was missed (see
+:mod:`.resume`). Before that, dropping the stream cancels the requests it carried.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import logging
+import secrets
+import time
+from collections.abc import Awaitable, Callable
+from typing import Final
+
+from ... import _jsonrpc as jsonrpc
+from ..._errors import ConnectionClosed
+from ...kernel import Endpoint, ServerSession
+from ..event_store import EventStore
+from ._asgi import SSE_HEADERS, Receive, Send, end_body, event, send_body, send_json, wait_disconnect
+from .resume import LiveStream, ResumableStream
+
+__all__ = ["HTTPSession", "ResponseStream", "SessionTable", "respond", "standalone_stream"]
+
+logger = logging.getLogger("mcpkit.http")
+
+#: In a response stream's queue: end the HTTP response now, the requests go on (SSE polling).
+CLOSE: Final = b"\x00close"
+
+
+class ResponseStream:
+    """One POST's way back: what its requests' handlers send, in order, until every one is answered.
+
+    A deque and one wake-up future rather than an ``asyncio.Queue``: most POSTs get nothing but
+    their answer, and this is the per-request hot path.
+    """
+
+    __slots__ = ("_wake", "answer", "answered", "pending")
+
+    def __init__(self) -> None:
+        self.pending: collections.deque[bytes] = collections.deque()  # what comes before the answer
+        #: The answer once it is there (one message answers a POST, a batch's included); empty if
+        #: the requests were cancelled and nothing is owed.
+        self.answer = b""
+        self.answered = False
+        self._wake: asyncio.Future[None] | None = None
+
+    def put(self, message: bytes, final: bool) -> None:
+        if final:
+            self.answer, self.answered = message, True
+        elif message:
+            self.pending.append(message)
+        if self._wake is not None and not self._wake.done():
+            self._wake.set_result(None)
+
+    async def wait(self) -> None:
+        """Until something is pending or the answer is there."""
+        while not self.pending and not self.answered:
+            self._wake = asyncio.get_running_loop().create_future()
+            try:
+                await self._wake
+            finally:
+                self._wake = None
+
+    async def next(self) -> bytes | None:
+        """The next message, the answer last; ``None`` once it has been taken."""
+        await self.wait()
+        if self.pending:
+            return self.pending.popleft()
+        answer, self.answer = self.answer, b""
+        return answer or None
+
+
+class HTTPSession:
+    """A handshake-era session (Streamable HTTP, or HTTP+SSE when *legacy*): the routed transport
+    its peer sends through."""
+
+    def __init__(self, endpoint: Endpoint, *, legacy: bool = False) -> None:
+        self.id = secrets.token_urlsafe(24)  # "cryptographically secure": it is a bearer of the session
+        self.legacy = legacy  # a 2024-11-05 HTTP+SSE session: everything goes on its one stream
+        self.touched = time.monotonic()
+        self.ended = asyncio.Event()
+        #: The open response streams, by the id of each request they carry.
+        self.streams: dict[jsonrpc.RequestId, ResponseStream] = {}
+        #: The session's GET stream (HTTP+SSE: its only stream), while the client has it open.
+        self.standalone: asyncio.Queue[bytes] | None = None
+        #: Resumable response streams, by stream id (see .resume).
+        self.resumable: dict[str, LiveStream] = {}
+        self._next_stream = 0
+        self.served: ServerSession = endpoint.connect(self)
+
+    @property
+    def version(self) -> str | None:
+        """The negotiated revision, once ``initialize`` has been answered."""
+        scope = self.served.connection.session
+        return scope.version if scope is not None else None
+
+    def has(self, feature: str) -> bool:
+        scope = self.served.connection.session
+        return scope is not None and scope.has(feature)
+
+    def new_stream_id(self) -> str:
+        self._next_stream += 1
+        return f"{self.id}-{self._next_stream}"
+
+    # -- the peer's transport ----------------------------------------------------------------------
+
+    async def receive(self) -> bytes:
+        raise EOFError  # never read in a loop: POSTs deliver their messages
+
+    async def send(self, message: bytes) -> None:
+        await self.send_related(message, None, False)
+
+    async def send_related(self, message: bytes, related: jsonrpc.RequestId | None, final: bool) -> None:
+        stream = self.streams.get(related) if related is not None else None
+        if stream is not None:
+            stream.put(message, final)
+        elif not message:
+            return  # a cancelled request whose stream is gone already
+        elif self.standalone is not None:
+            self.standalone.put_nowait(message)
+        elif self.ended.is_set():
+            raise ConnectionClosed("the session has ended")
+        elif isinstance(jsonrpc.decode(message), jsonrpc.Request):
+            # A request that no stream can carry would wait for an answer for ever.
+            raise ConnectionClosed("no open stream to the client (open one with GET)")
+        else:
+            logger.debug("dropping a message for a client with no open stream")
+
+    async def close_stream(self, related: jsonrpc.RequestId) -> None:
+        stream = self.streams.get(related)
+        if stream is not None:
+            stream.put(CLOSE, False)
+
+    async def aclose(self) -> None:
+        self.end()
+
+    def end(self) -> None:
+        """The session is over: stop its requests and its streams."""
+        if not self.ended.is_set():
+            self.ended.set()
+            self.served.peer.cancel_all()
+
+    # -- taking a POST -----------------------------------------------------------------------------
+
+    def open_stream(self, ids: list[jsonrpc.RequestId]) -> ResponseStream:
+        """The response stream of a POST whose answer will carry *ids*."""
+        stream = ResponseStream()
+        for request_id in ids:
+            self.streams[request_id] = stream
+        return stream
+
+    def close_response(self, stream: ResponseStream, ids: list[jsonrpc.RequestId]) -> None:
+        for request_id in ids:
+            if self.streams.get(request_id) is stream:
+                del self.streams[request_id]
+
+
+class SessionTable:
+    """The live handshake-era sessions of one app, ended when deleted or idle too long.
+
+    *clock* is injectable so tests can age sessions without waiting."""
+
+    def __init__(
+        self,
+        endpoint: Endpoint,
+        event_store: EventStore,
+        idle_seconds: float,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.endpoint = endpoint
+        self.event_store = event_store
+        self.idle_seconds = idle_seconds
+        self.clock = clock
+        self.sessions: dict[str, HTTPSession] = {}
+        self._expired_at = 0.0  # when expire_idle last looked
+        self._chores: set[asyncio.Task[None]] = set()
+
+    def add(self, session: HTTPSession) -> HTTPSession:
+        session.touched = self.clock()
+        self.sessions[session.id] = session
+        return session
+
+    def end(self, session: HTTPSession) -> None:
+        """End *session*: its requests stop, its streams close, the server forgets it."""
+        self.sessions.pop(session.id, None)
+        for stream_id in session.resumable:
+            self.chore(self.event_store.forget(stream_id))
+        session.resumable.clear()
+        session.end()
+        self.endpoint.disconnect(session.served)
+
+    def expire_idle(self) -> None:
+        # A walk over every session, so at most once a second rather than on every request.
+        now = self.clock()
+        if now - self._expired_at < 1.0:
+            return
+        self._expired_at = now
+        limit = now - self.idle_seconds
+        for session in [s for s in self.sessions.values() if s.touched < limit]:
+            self.end(session)
+
+    def chore(self, work: Awaitable[None]) -> None:
+        """Run *work* in the background (event store upkeep), keeping a reference until it ends."""
+        task = asyncio.ensure_future(work)
+        self._chores.add(task)
+        task.add_done_callback(self._chores.discard)
+
+
+async def respond(
+    session: HTTPSession,
+    stream: ResponseStream,
+    ids: list[jsonrpc.RequestId],
+    receive: Receive,
+    send: Send,
+    accepts_sse: bool,
+    resumable: Callable[[], ResumableStream] | None,
+    headers: list[tuple[bytes, bytes]] | None = None,
+) -> None:
+    """Answer one POST carrying the requests *ids*: JSON when the answer is all there is, else an
+    event stream of what the handlers send and then the answer. With *resumable* (2025-03-26 and
+    later) the events are kept for a reconnection and the work goes on when the stream drops;
+    without it, dropping the stream cancels the requests it carried."""
+    try:
+        # The usual case first, with no extra task: wait for the answer or for something before it.
+        while not stream.answered and not (accepts_sse and stream.pending):
+            stream.pending.clear()  # a JSON-only client: nowhere to put notifications
+            await stream.wait()
+        if stream.answered and (not stream.pending or not accepts_sse):
+            if stream.answer:
+                await send_json(send, 200, stream.answer, headers or ())
+            else:  # cancelled: "receivers ... SHOULD NOT send a response for the cancelled request"
+                await send_json(send, 202, b"", headers or ())
+            return
+        # Something came before the answer: the answer becomes an event stream.
+        await _stream_events(
+            session, stream, ids, receive, send, resumable() if resumable else None, headers or []
+        )
+    finally:
+        session.close_response(stream, ids)
+
+
+async def _stream_events(
+    session: HTTPSession,
+    stream: ResponseStream,
+    ids: list[jsonrpc.RequestId],
+    receive: Receive,
+    send: Send,
+    resumable: ResumableStream | None,
+    headers: list[tuple[bytes, bytes]],
+) -> None:
+    await send({"type": "http.response.start", "status": 200, "headers": [*SSE_HEADERS, *headers]})
+    attached = True
+    if resumable is not None:
+        await resumable.prime(send)
+    disconnected = asyncio.ensure_future(wait_disconnect(receive))
+    try:
+        while True:
+            item = asyncio.ensure_future(stream.next())
+            waiting = {item, disconnected} if attached else {item}
+            done, _ = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+            if item not in done:  # the client went away
+                item.cancel()
+                attached = False
+                if resumable is None:
+                    # "closing the SSE response stream is itself the cancellation signal"
+                    for request_id in ids:
+                        session.served.peer.cancel_incoming(request_id)
+                    return
+                continue  # the work goes on; its events wait for a reconnection
+            data = item.result()
+            if data is None:
+                return
+            if data is CLOSE:
+                if resumable is not None and resumable.can_poll and attached:
+                    attached = False  # SSE polling: the rest waits for the reconnection
+                    await end_body(send)
+                continue
+            event_id = await resumable.append(data) if resumable is not None else None
+            if attached:
+                await event(send, data, event_id)
+    finally:
+        disconnected.cancel()
+        if resumable is not None:
+            resumable.finish()
+        if attached:
+            await end_body(send)
+
+
+async def standalone_stream(session: HTTPSession, receive: Receive, send: Send, first: bytes) -> None:
+    """The session's GET stream (or an HTTP+SSE session's only stream): messages that belong to no
+    request, until the client goes away or the session ends. *first* opens it."""
+    queue: asyncio.Queue[bytes] = asyncio.Queue()
+    session.standalone = queue
+    await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
+    await send_body(send, first)
+    disconnected = asyncio.ensure_future(wait_disconnect(receive))
+    ended = asyncio.ensure_future(session.ended.wait())
+    try:
+        while True:
+            item = asyncio.ensure_future(queue.get())
+            done, _ = await asyncio.wait({item, disconnected, ended}, return_when=asyncio.FIRST_COMPLETED)
+            if item not in done:
+                item.cancel()
+                return
+            await event(send, item.result())
+    finally:
+        if session.standalone is queue:
+            session.standalone = None
+        disconnected.cancel()
+        ended.cancel()
+        await end_body(send)

@@ -1,0 +1,231 @@
+"""Streamable HTTP in 2026-07-28: one POST, one request, no session.
+
+The request is admitted (its ``_meta`` names the revision), its standard headers are checked against
+the body ("Servers that process the request body MUST reject requests where the values specified in
+the headers do not match the corresponding values in the request body": ``MCP-Protocol-Version``,
+``Mcp-Method``, ``Mcp-Name``, ``Mcp-Param-*``; 400 with -32020), and it is handed to the server's one
+dispatch, :meth:`Endpoint.handle <mcpkit.kernel.Endpoint.handle>`, from the POST's own task.
+
+The answer is JSON unless the handler sends something first, which turns it into an event stream.
+Either way, "The server **MUST** treat a client disconnect as cancellation of that request": a
+watcher on the connection cancels the handler when the client goes away. It is started only once
+the handler has to wait for something, so a request answered at once costs no extra task.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from msgspec import UNSET
+
+from ... import _jsonrpc as jsonrpc
+from ..._connection import META_PROTOCOL_VERSION, ServerConnection
+from ..._errors import INTERNAL_ERROR, ConnectionClosed, HeaderMismatch, MethodNotFound, RPCError
+from ..._headers import decode_header_value, matches, value_at
+from ..._methods import mcp_name_field
+from ...kernel import Endpoint
+from ...session import error_response, result_response
+from ._asgi import (
+    SSE_HEADERS,
+    STATUS_OF_CODE,
+    Receive,
+    Send,
+    end_body,
+    error,
+    event,
+    send_json,
+    wait_disconnect,
+)
+
+__all__ = ["answer_stateless", "is_stateless"]
+
+
+def is_stateless(request: jsonrpc.Request) -> bool:
+    """Whether *request* is spoken in the 2026-07-28 era (its ``_meta`` names a revision)."""
+    params = request.params if isinstance(request.params, dict) else None
+    meta = params.get("_meta") if params is not None else None
+    return (isinstance(meta, dict) and META_PROTOCOL_VERSION in meta) or request.method == "server/discover"
+
+
+async def answer_stateless(
+    endpoint: Endpoint, request: jsonrpc.Request, headers: dict[str, str], receive: Receive, send: Send
+) -> None:
+    """Answer one 2026-07-28 request, from the POST's own task."""
+    try:
+        params = request.params if isinstance(request.params, dict) else {}
+        meta = params.get("_meta")
+        sent = meta.get(META_PROTOCOL_VERSION) if isinstance(meta, dict) else None
+        if isinstance(sent, str):  # a header that contradicts the body is -32020 before anything
+            _check_version_header(headers, sent)
+        conn = ServerConnection()
+        scope = conn.admit(request)
+        _check_headers(request, headers, scope.version, endpoint)
+    except RPCError as exc:
+        await error(send, STATUS_OF_CODE.get(exc.code, 400), request.id, exc.code, exc.message, data=exc.data)
+        return
+    task = asyncio.current_task()
+    assert task is not None
+    response = _StatelessResponse(send, receive, "text/event-stream" in headers.get("accept", ""), task)
+    # If the handler waits for anything, this runs and starts watching for a disconnect.
+    watching = asyncio.get_running_loop().call_soon(response.watch)
+    try:
+        try:
+            result = await endpoint.handle(request, scope, response, conn)
+        except Exception as exc:  # 2026-07-28 gives errors HTTP statuses of their own
+            watching.cancel()
+            code = exc.code if isinstance(exc, RPCError) else INTERNAL_ERROR
+            await response.finish(STATUS_OF_CODE.get(code, 200), error_response(request.id, exc))
+        else:
+            watching.cancel()
+            await response.finish(200, result_response(request.id, result))
+    except asyncio.CancelledError:
+        if not response.gone:
+            raise
+        task.uncancel()  # our own doing: the client went away, nothing is left to answer
+    finally:
+        response.stop_watching()
+
+
+class _StatelessResponse:
+    """The :class:`~mcpkit.kernel.Outbound` of one 2026-07-28 POST: what the handler sends before
+    its result goes on the response, which becomes an event stream at the first message."""
+
+    __slots__ = ("_closed", "_lock", "_watch", "accepts_sse", "gone", "receive", "send", "streaming", "task")
+
+    def __init__(self, send: Send, receive: Receive, accepts_sse: bool, task: asyncio.Task[Any]) -> None:
+        self.send = send
+        self.receive = receive
+        self.accepts_sse = accepts_sse
+        self.task = task  # the request's task: cancelled when the client goes away
+        self.streaming = False
+        self.gone = False  # the client went away
+        self._closed: asyncio.Event | None = None
+        self._lock: asyncio.Lock | None = None
+        self._watch: asyncio.Task[None] | None = None
+
+    @property
+    def closed(self) -> asyncio.Event:
+        """Set when the client goes away (what ``subscriptions/listen`` waits on)."""
+        if self._closed is None:
+            self._closed = asyncio.Event()
+            if self.gone:
+                self._closed.set()
+        return self._closed
+
+    def watch(self) -> None:
+        if self._watch is None and not self.task.done():
+            self._watch = asyncio.get_running_loop().create_task(self._watch_disconnect())
+
+    def stop_watching(self) -> None:
+        if self._watch is not None:
+            self._watch.cancel()
+
+    async def _watch_disconnect(self) -> None:
+        await wait_disconnect(self.receive)
+        self.gone = True
+        if self._closed is not None:
+            self._closed.set()
+        self.task.cancel()
+
+    async def notify(
+        self, method: str, params: dict[str, Any] | None = None, *, related: jsonrpc.RequestId | None = None
+    ) -> None:
+        if self.gone:
+            raise ConnectionClosed("the client closed the response stream")
+        if not self.accepts_sse:
+            return  # a JSON-only client: nowhere to put notifications
+        note = jsonrpc.encode(
+            jsonrpc.Notification(method=method, params=params if params is not None else UNSET)
+        )
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        async with self._lock:  # concurrent senders (ctx.gather) write whole events, one at a time
+            if not self.streaming:
+                self.streaming = True
+                await self.send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
+            await event(self.send, note)
+
+    async def request(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        related: jsonrpc.RequestId | None = None,
+    ) -> Any:
+        # "The server MUST NOT send independent JSON-RPC requests on this stream."
+        raise MethodNotFound(
+            "this transport sends no server-to-client requests in protocol revision 2026-07-28"
+        )
+
+    async def close_response_stream(self, related: jsonrpc.RequestId) -> None:
+        return None  # nothing to resume in 2026-07-28: the stream is the request
+
+    async def finish(self, status: int, body: bytes) -> None:
+        """Send the answer: a JSON response, or the stream's last event."""
+        self.stop_watching()
+        if not self.streaming:
+            await send_json(self.send, status, body)
+            return
+        assert self._lock is not None
+        async with self._lock:
+            await event(self.send, body)
+            await end_body(self.send)
+
+
+def _check_headers(
+    request: jsonrpc.Request, headers: dict[str, str], version: str, endpoint: Endpoint
+) -> None:
+    """The standard headers must be there and agree with the body (-32020 otherwise)."""
+    _check_version_header(headers, version)
+    method = headers.get("mcp-method")
+    if method != request.method:
+        raise HeaderMismatch(f"Header mismatch: Mcp-Method {method!r} does not match body {request.method!r}")
+    field = mcp_name_field(request.method)
+    params = request.params if isinstance(request.params, dict) else {}
+    if field is not None:
+        name = headers.get("mcp-name")
+        if name is None:
+            raise HeaderMismatch(f"Header mismatch: Mcp-Name is required for {request.method}")
+        if _decoded(name) != params.get(field):
+            raise HeaderMismatch(
+                f"Header mismatch: Mcp-Name header value {name!r} does not match body value {params.get(field)!r}"
+            )
+    if request.method == "tools/call" and isinstance(params.get("name"), str):
+        _check_parameter_headers(params, headers, endpoint.mirrored_parameters(params["name"]))
+
+
+def _check_version_header(headers: dict[str, str], version: str) -> None:
+    sent_version = headers.get("mcp-protocol-version")
+    if sent_version != version:
+        raise HeaderMismatch(
+            f"Header mismatch: MCP-Protocol-Version {sent_version!r} does not match body {version!r}"
+        )
+
+
+def _decoded(value: str) -> str:
+    try:
+        return decode_header_value(value)
+    except ValueError as exc:
+        raise HeaderMismatch(f"Header mismatch: {exc}") from None
+
+
+def _check_parameter_headers(
+    params: dict[str, Any], headers: dict[str, str], mirrored: dict[str, tuple[str, ...]]
+) -> None:
+    """``Mcp-Param-*`` headers must be present for every mirrored argument, and agree with it."""
+    arguments = params.get("arguments")
+    for header, path in mirrored.items():
+        value = value_at(arguments, path)
+        if value is None:
+            continue  # "Server MUST NOT expect the header"
+        sent = headers.get(f"mcp-param-{header.lower()}")
+        if sent is None:
+            raise HeaderMismatch(
+                f"Header mismatch: Mcp-Param-{header} is required when {'.'.join(path)} is given"
+            )
+        if not matches(_decoded(sent), value):
+            raise HeaderMismatch(
+                f"Header mismatch: Mcp-Param-{header} value {sent!r} does not match body value {value!r}"
+            )
