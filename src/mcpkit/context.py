@@ -210,8 +210,11 @@ class Context:
         *key* names the question in a 2026-07-28 ``inputRequests`` (default: ``elicitation_<n>``).
 
         Raises:
+            MethodNotFound: elicitation does not exist in the request's revision (before 2025-06-18).
             MissingClientCapability: the client did not declare ``elicitation`` (-32021).
         """
+        if not self.scope.has("elicitation"):
+            raise MethodNotFound(f"elicitation does not exist in protocol revision {self.scope.version}")
         self._require("elicitation")
         declared = self.scope.client_capabilities["elicitation"]
         if declared and "form" not in declared:

@@ -241,7 +241,7 @@ class StreamableHTTPApp:
             await plain(send, 200, b"")
         elif "last-event-id" in headers:
             await replay(session.resumable, self.event_store, headers["last-event-id"], receive, send)
-        elif session.standalone is not None:
+        elif session.attached:
             await error(send, 409, None, INVALID_REQUEST, "Conflict: this session already has a GET stream")
         else:
             await standalone_stream(session, receive, send, b": stream open\n\n")

@@ -9,8 +9,10 @@ stream each outgoing message takes. :class:`HTTPSession` is the peer's
 * a message that belongs to a request (its answer, or a notification or request sent while handling
   it) goes on the response of the POST that carried the request, which is plain JSON if the answer
   is all there is, else an event stream;
-* anything else (list changes, resource updates, task status) goes on the session's GET stream, if
-  the client opened one; a request with no stream to carry it fails instead of waiting for ever.
+* anything else (list changes, resource updates, task status) goes on the session's GET stream.
+  Until the client opens it, the last :data:`BACKLOG` such messages wait for it (a client that
+  subscribes and at once causes a change must not lose the notification to the race with its own
+  GET); a request with no stream to carry it fails instead of waiting for ever.
 
 From 2025-03-26 a POST's event stream is resumable: its events get ids and are kept in the event
 store, a dropped stream does not cancel its requests ("disconnection SHOULD NOT be interpreted as
@@ -41,6 +43,8 @@ logger = logging.getLogger("mcpkit.http")
 
 #: In a response stream's queue: end the HTTP response now, the requests go on (SSE polling).
 CLOSE: Final = b"\x00close"
+#: Messages for the GET stream kept while it is not open (or not read), oldest dropped first.
+BACKLOG: Final = 256
 
 
 class ResponseStream:
@@ -97,8 +101,11 @@ class HTTPSession:
         self.ended = asyncio.Event()
         #: The open response streams, by the id of each request they carry.
         self.streams: dict[jsonrpc.RequestId, ResponseStream] = {}
-        #: The session's GET stream (HTTP+SSE: its only stream), while the client has it open.
-        self.standalone: asyncio.Queue[bytes] | None = None
+        #: What waits for the session's GET stream (HTTP+SSE: its only stream), bounded.
+        self.backlog: collections.deque[bytes] = collections.deque(maxlen=BACKLOG)
+        #: Whether the client has that stream open now.
+        self.attached = False
+        self.backlog_changed = asyncio.Event()
         #: Resumable response streams, by stream id (see .resume).
         self.resumable: dict[str, LiveStream] = {}
         self._next_stream = 0
@@ -132,15 +139,14 @@ class HTTPSession:
             stream.put(message, final)
         elif not message:
             return  # a cancelled request whose stream is gone already
-        elif self.standalone is not None:
-            self.standalone.put_nowait(message)
         elif self.ended.is_set():
             raise ConnectionClosed("the session has ended")
-        elif isinstance(jsonrpc.decode(message), jsonrpc.Request):
+        elif not self.attached and isinstance(jsonrpc.decode(message), jsonrpc.Request):
             # A request that no stream can carry would wait for an answer for ever.
             raise ConnectionClosed("no open stream to the client (open one with GET)")
         else:
-            logger.debug("dropping a message for a client with no open stream")
+            self.backlog.append(message)
+            self.backlog_changed.set()
 
     async def close_stream(self, related: jsonrpc.RequestId) -> None:
         stream = self.streams.get(related)
@@ -305,23 +311,23 @@ async def _stream_events(
 async def standalone_stream(session: HTTPSession, receive: Receive, send: Send, first: bytes) -> None:
     """The session's GET stream (or an HTTP+SSE session's only stream): messages that belong to no
     request, until the client goes away or the session ends. *first* opens it."""
-    queue: asyncio.Queue[bytes] = asyncio.Queue()
-    session.standalone = queue
+    session.attached = True
     await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
     await send_body(send, first)
     disconnected = asyncio.ensure_future(wait_disconnect(receive))
     ended = asyncio.ensure_future(session.ended.wait())
     try:
         while True:
-            item = asyncio.ensure_future(queue.get())
-            done, _ = await asyncio.wait({item, disconnected, ended}, return_when=asyncio.FIRST_COMPLETED)
-            if item not in done:
-                item.cancel()
+            while session.backlog:
+                await event(send, session.backlog.popleft())
+            session.backlog_changed.clear()
+            changed = asyncio.ensure_future(session.backlog_changed.wait())
+            done, _ = await asyncio.wait({changed, disconnected, ended}, return_when=asyncio.FIRST_COMPLETED)
+            if changed not in done:
+                changed.cancel()
                 return
-            await event(send, item.result())
     finally:
-        if session.standalone is queue:
-            session.standalone = None
+        session.attached = False
         disconnected.cancel()
         ended.cancel()
         await end_body(send)
