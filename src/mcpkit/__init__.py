@@ -41,6 +41,7 @@ from ._jsonrpc import ErrorResponse, Notification, Request, Response
 from ._versions import LATEST_HANDSHAKE_VERSION, LATEST_VERSION, SUPPORTED_VERSIONS, Era
 from .client import Client, Subscription
 from .context import Context
+from .kernel import Endpoint, Outbound, ServerSession
 from .lowlevel import Listener, LowLevelServer
 from .server import Server, ToolOptions
 from .session import Peer
@@ -92,6 +93,7 @@ __all__ = [
     "CreateMessageResult",
     "ElicitResult",
     "EmbeddedResource",
+    "Endpoint",
     "Era",
     "ErrorResponse",
     "GetPromptResult",
@@ -110,6 +112,7 @@ __all__ = [
     "MethodNotFound",
     "MissingClientCapability",
     "Notification",
+    "Outbound",
     "Peer",
     "Prompt",
     "PromptArgument",
@@ -131,6 +134,7 @@ __all__ = [
     "Scope",
     "Server",
     "ServerConnection",
+    "ServerSession",
     "Skill",
     "SkillResource",
     "SkillVerificationError",

@@ -1,0 +1,10 @@
+"""The friendly server: typed Python functions become MCP tools, resources and prompts.
+
+:class:`Server` is composed of one part per feature (:mod:`.tools`, :mod:`.resources`,
+:mod:`.prompts`) over the state they share (:mod:`._base`), all on :class:`~mcpkit.LowLevelServer`.
+"""
+
+from ._server import Server
+from .tools import ToolOptions
+
+__all__ = ["Server", "ToolOptions"]

@@ -1,0 +1,329 @@
+"""Tools: typed functions registered, listed, validated, called, and run as tasks."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import dataclasses
+import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Final, TypedDict, Unpack, overload
+
+import msgspec
+
+from .._compat import shape_call_result, shape_tool
+from .._errors import (
+    ConnectionClosed,
+    InvalidParams,
+    MethodNotFound,
+    MissingClientCapability,
+    RPCError,
+    ToolError,
+)
+from .._headers import mirrored_parameters
+from .._mrtr import BecomeTask
+from .._signature import ArgumentError, ToolSignature, inspect_function
+from ..context import Context
+from ..tasks import RELATED_TASK, TASKS_EXTENSION, TERMINAL, TaskRecord
+from ..types import (
+    CONTENT_TYPES,
+    CallToolResult,
+    Icon,
+    Tool,
+    ToolAnnotations,
+)
+
+if TYPE_CHECKING:
+    pass
+
+from .._pagination import page, paginate
+from ._base import F, RegisteredTool, ServerBase, TaskSupport, declares_tasks, invoke
+
+_TOOL_NAME: Final = re.compile(r"[A-Za-z0-9_.\-]{1,128}")
+_json_encode: Final = msgspec.json.Encoder().encode
+
+
+class ToolOptions(TypedDict, total=False):
+    """What ``@server.tool(...)`` accepts besides the function."""
+
+    name: str  # default: the function's name
+    title: str  # a display name (2025-06-18 and later)
+    description: str  # default: the docstring, less its Args section
+    annotations: ToolAnnotations  # behaviour hints (read-only, destructive...)
+    icons: list[Icon]
+    meta: dict[str, Any]  # the tool's _meta
+    structured_output: bool  # False: no outputSchema even when the return annotation gives one
+    task_support: TaskSupport  # may (optional) or must (required) the tool run as a task
+    defer_task: bool  # 2026-07-28: run inline until the handler calls ctx.become_task()
+    input_schema: dict[str, Any]  # list this JSON Schema instead of the one the signature gives
+
+
+class ToolsAPI(ServerBase):
+    """Tools: registration, ``tools/list``, ``tools/call`` (and starting tools as tasks)."""
+
+    # -- tools -------------------------------------------------------------------------------------
+
+    @overload
+    def tool(self, fn: F, /) -> F: ...
+    @overload
+    def tool(self, fn: None = None, /, **options: Unpack[ToolOptions]) -> Callable[[F], F]: ...
+    def tool(self, fn: F | None = None, /, **options: Unpack[ToolOptions]) -> F | Callable[[F], F]:
+        """Register a function as a tool: ``@server.tool`` or ``@server.tool(name=..., title=...)``.
+
+        The options are those of :class:`ToolOptions`.
+        """
+
+        def register(fn: F) -> F:
+            self.add_tool(fn, **options)
+            return fn
+
+        return register(fn) if fn is not None else register
+
+    def add_tool(
+        self,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        annotations: ToolAnnotations | None = None,
+        icons: list[Icon] | None = None,
+        meta: dict[str, Any] | None = None,
+        structured_output: bool | None = None,
+        task_support: TaskSupport = "forbidden",
+        defer_task: bool = False,
+        input_schema: dict[str, Any] | None = None,
+    ) -> Tool:
+        """Register *fn* as a tool and return its definition.
+
+        ``task_support="optional"`` lets clients run it as a task (2025-11-25 ``task`` parameter;
+        in 2026-07-28 the server runs it as one for clients of the tasks extension);
+        ``"required"`` means it only runs as a task where the revision has tasks.
+        ``defer_task=True``: for a 2026-07-28 client the handler starts inline (so it can gather
+        input over multi round-trip rounds) and becomes a task when it calls ``ctx.become_task()``.
+        ``input_schema``: a hand-written JSON Schema to list (any 2020-12 keywords); arguments are
+        still bound and checked by the signature, so keep the two in agreement.
+
+        Raises:
+            ValueError: the name breaks the spec's rules for tool names, or is taken.
+            TypeError: the signature cannot be described (``*args``, positional-only parameters).
+        """
+        tool_name = name or fn.__name__
+        if not _TOOL_NAME.fullmatch(tool_name):
+            raise ValueError(
+                f"invalid tool name {tool_name!r}: use 1 to 128 of A-Z a-z 0-9 _ - . (no spaces or other characters)"
+            )
+        if tool_name in self._tools:
+            raise ValueError(f"a tool named {tool_name!r} is already registered")
+        signature = inspect_function(fn, skip_types=(Context,))
+        use_output = signature.output_schema is not None and structured_output is not False
+        definition = Tool(
+            name=tool_name,
+            input_schema=input_schema if input_schema is not None else signature.input_schema,
+            title=title if title is not None else msgspec.UNSET,
+            description=description if description is not None else (signature.description or msgspec.UNSET),
+            output_schema=signature.output_schema
+            if use_output and signature.output_schema
+            else msgspec.UNSET,
+            annotations=annotations if annotations is not None else msgspec.UNSET,
+            icons=icons if icons is not None else msgspec.UNSET,
+            meta=meta if meta is not None else msgspec.UNSET,
+            execution={"taskSupport": task_support} if task_support != "forbidden" else msgspec.UNSET,
+        )
+        mirrored = mirrored_parameters(signature.input_schema)  # raises ValueError for a bad x-mcp-header
+        self._tools[tool_name] = RegisteredTool(
+            fn, signature, msgspec.to_builtins(definition), task_support, mirrored, defer_task
+        )
+        if not use_output:
+            self._tools[tool_name].signature = _without_output(signature)
+        self._changed("tools")
+        return definition
+
+    def mirrored_parameters(self, tool: str) -> dict[str, tuple[str, ...]]:
+        registered = self._tools.get(tool)
+        return registered.mirrored if registered is not None else {}
+
+    def remove_tool(self, name: str) -> None:
+        """Unregister a tool. Raises ``KeyError`` if there is none of that name."""
+        del self._tools[name]
+        self._changed("tools")
+
+    @property
+    def tools(self) -> list[Tool]:
+        """The registered tools, in ``tools/list`` order."""
+        return [msgspec.convert(t.wire, Tool) for t in self._tools.values()]
+
+    async def _list_tools(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
+        names = list(self._tools)
+        shown, next_cursor = paginate(names, params.get("cursor"), self.page_size)
+        result: dict[str, Any] = {"tools": [shape_tool(self._tools[n].wire, ctx.scope) for n in shown]}
+        if next_cursor is not None:
+            result["nextCursor"] = next_cursor
+        return result
+
+    async def _call_tool(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
+        name = params.get("name")
+        if not isinstance(name, str):
+            raise InvalidParams("tools/call requires params.name (a string)")
+        tool = self._tools.get(name)
+        if tool is None:
+            raise InvalidParams(f"Unknown tool: {name}")
+        arguments = params.get("arguments")
+        if arguments is not None and not isinstance(arguments, dict):
+            raise InvalidParams("tools/call params.arguments must be an object")
+        scope = ctx.scope
+        if scope.has("tasks"):  # 2025-11-25: the client asks for a task with params.task
+            wants_task = isinstance(params.get("task"), dict)
+            if wants_task and tool.task_support == "forbidden":
+                raise MethodNotFound(f"tool {name!r} cannot run as a task")
+            if not wants_task and tool.task_support == "required":
+                raise MethodNotFound(f"tool {name!r} must run as a task (add params.task)")
+            if wants_task:
+                record = self._start_task(tool, name, arguments, ctx, params["task"].get("ttl"))
+                return {"task": record.wire_v1()}
+        elif scope.has("tasks_extension") and tool.task_support != "forbidden":
+            if not declares_tasks(scope):
+                if tool.task_support == "required":  # "-32021 ... when the client did not declare" it
+                    raise MissingClientCapability.for_capabilities({"extensions": {TASKS_EXTENSION: {}}})
+            elif tool.defer_task:
+                ctx.tasks = self.tasks
+                try:
+                    result = await self._run_tool(tool, name, arguments, ctx)
+                except BecomeTask:
+                    record = self._start_task(tool, name, arguments, ctx, None)
+                    return {"resultType": "task", **record.wire_v2(detailed=False)}
+                return shape_call_result(result, scope)
+            else:
+                # 2026-07-28: the server decides; a legacy params.task is tolerated but never needed.
+                record = self._start_task(tool, name, arguments, ctx, None)
+                return {"resultType": "task", **record.wire_v2(detailed=False)}
+        result = await self._run_tool(tool, name, arguments, ctx)
+        return shape_call_result(result, ctx.scope)
+
+    # -- tasks -------------------------------------------------------------------------------------
+
+    def _start_task(
+        self, tool: RegisteredTool, name: str, arguments: dict[str, Any] | None, ctx: Context, ttl: Any
+    ) -> TaskRecord:
+        task_ctx = Context(ctx.peer, ctx.request_id, ctx.method, ctx.scope, ctx.meta, ctx.connection)
+        task_ctx.tasks = self.tasks
+        task_ctx.answers = ctx.answers  # a deferred task replays the rounds answered before it
+
+        async def work(record: TaskRecord) -> dict[str, Any]:
+            task_ctx.task = record
+            result = shape_call_result(await self._run_tool(tool, name, arguments, task_ctx), ctx.scope)
+            if not ctx.scope.stateless:
+                result["_meta"] = {**result.get("_meta", {}), RELATED_TASK: {"taskId": record.task_id}}
+            return result
+
+        on_change = None
+        if not ctx.scope.stateless:
+
+            async def on_change(record: TaskRecord) -> None:
+                with contextlib.suppress(ConnectionClosed, OSError):
+                    await ctx.peer.notify("notifications/tasks/status", record.wire_v1())
+
+        return self.tasks.start(work, ttl, on_change)
+
+    def _gate_tasks(self, ctx: Context) -> None:
+        # "the server MUST reject tasks/get, tasks/update, and tasks/cancel with a
+        # MissingRequiredClientCapability error" for requests without the extension.
+        if ctx.scope.stateless and not declares_tasks(ctx.scope):
+            raise MissingClientCapability.for_capabilities({"extensions": {TASKS_EXTENSION: {}}})
+
+    async def _task_get(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
+        self._gate_tasks(ctx)
+        record = self.tasks.find(params)
+        return record.wire_v2(detailed=True) if ctx.scope.stateless else record.wire_v1()
+
+    async def _task_result(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
+        record = self.tasks.find(params)
+        # "it MUST block the response until the task reaches a terminal status"
+        await record.done.wait()
+        if record.status == "completed" and record.result is not None:
+            return record.result
+        if record.error is not None:
+            raise RPCError.from_wire(record.error)
+        raise RPCError(-32603, f"task {record.task_id} was {record.status}", {"taskId": record.task_id})
+
+    async def _task_list(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
+        records = {r.task_id: r for r in self.tasks.store.all()}
+        shown, cursor = paginate(list(records), params.get("cursor"), self.page_size)
+        return page("tasks", [records[task_id].wire_v1() for task_id in shown], cursor)
+
+    async def _task_cancel(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
+        self._gate_tasks(ctx)
+        record = self.tasks.find(params)
+        if ctx.scope.stateless:
+            await self.tasks.cancel(record)  # idempotent: an empty acknowledgement either way
+            return {}
+        if record.status in TERMINAL:
+            raise InvalidParams(f"task {record.task_id} is already {record.status}")
+        await self.tasks.cancel(record)
+        return record.wire_v1()
+
+    async def _task_update(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
+        self._gate_tasks(ctx)
+        self.tasks.answer(self.tasks.find(params), params.get("inputResponses"))
+        return {}
+
+    async def _run_tool(
+        self, tool: RegisteredTool, name: str, arguments: dict[str, Any] | None, ctx: Context
+    ) -> dict[str, Any]:
+        signature = tool.signature
+        try:
+            kwargs = signature.bind(arguments)
+        except ArgumentError as exc:
+            return _error_result(str(exc))
+        try:
+            value = await invoke(tool.fn, signature, kwargs, ctx)
+        except ToolError as exc:
+            return _error_result(str(exc))
+        except (RPCError, asyncio.CancelledError):
+            raise
+        except Exception as exc:
+            return _error_result(f"Error executing tool {name}: {type(exc).__name__}: {exc}")
+        return _to_call_result(value, signature)
+
+
+def _without_output(signature: ToolSignature) -> ToolSignature:
+    return dataclasses.replace(signature, output_schema=None, wrapped_output=False)
+
+
+def _error_result(message: str) -> dict[str, Any]:
+    return {"content": [{"type": "text", "text": message}], "isError": True}
+
+
+def _to_call_result(value: Any, signature: ToolSignature) -> dict[str, Any]:
+    """A tool's return value as a ``CallToolResult`` dict."""
+    if isinstance(value, CallToolResult):
+        return msgspec.to_builtins(value)  # type: ignore[no-any-return]
+    if signature.output_schema is None:
+        return {"content": _to_content(value)}
+    structured = signature.serialize_output(value)
+    # The structured value is the truth; the text block carries the same for clients that predate
+    # structuredContent ("a tool that returns structured content SHOULD also return the serialized
+    # JSON in a TextContent block").
+    if isinstance(value, str):
+        text = value
+    else:
+        text = _json_encode(structured.get("result") if signature.wrapped_output else structured).decode()
+    return {"content": [{"type": "text", "text": text}], "structuredContent": structured}
+
+
+def _to_content(value: Any) -> list[dict[str, Any]]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [{"type": "text", "text": value}]
+    if isinstance(value, CONTENT_TYPES):
+        return [msgspec.to_builtins(value)]
+    if isinstance(value, (list, tuple)) and any(isinstance(v, CONTENT_TYPES) for v in value):
+        blocks: list[dict[str, Any]] = []
+        for item in value:
+            blocks.extend(_to_content(item))
+        return blocks
+    if isinstance(value, bytes):
+        return [{"type": "text", "text": base64.b64encode(value).decode()}]
+    return [{"type": "text", "text": _json_encode(msgspec.to_builtins(value)).decode()}]
