@@ -9,7 +9,7 @@ import asyncio
 import json
 from typing import Any
 
-from mcpkit import Server
+from mcpkit import Context, Server
 from mcpkit.transports.http import StreamableHTTPApp
 
 
@@ -78,5 +78,205 @@ def test_json_answers_leave_no_stream_behind_in_a_session() -> None:
             assert answer[0]["status"] == 200 and json.loads(answer[1]["body"])["id"] == request_id
             assert dict(answer[0]["headers"])[b"content-length"] == str(len(answer[1]["body"])).encode()
         assert app.sessions[session_id].streams == {}
+
+    asyncio.run(main())
+
+
+# -- one path: what the session layer now does for HTTP too --------------------------------------
+
+
+class Exchange:
+    """One HTTP exchange driven by hand: the body once, then nothing until :meth:`disconnect`."""
+
+    def __init__(self, app: StreamableHTTPApp, message: Any, method: str = "POST", **headers: str) -> None:
+        self.body = json.dumps(message).encode() if message is not None else b""
+        self.sent: list[dict[str, Any]] = []
+        self.gone = asyncio.Event()
+        self._read = False
+        scope = {
+            "type": "http",
+            "method": method,
+            "path": "/mcp",
+            "query_string": b"",
+            "headers": [
+                (b"host", b"127.0.0.1:8000"),
+                (b"accept", b"application/json, text/event-stream"),
+                *((k.replace("_", "-").encode(), v.encode()) for k, v in headers.items()),
+            ],
+        }
+        self.task = asyncio.ensure_future(app(scope, self.receive, self.send))
+
+    async def receive(self) -> dict[str, Any]:
+        if not self._read:
+            self._read = True
+            return {"type": "http.request", "body": self.body, "more_body": False}
+        await self.gone.wait()
+        return {"type": "http.disconnect"}
+
+    async def send(self, event: dict[str, Any]) -> None:
+        self.sent.append(event)
+
+    def disconnect(self) -> None:
+        self.gone.set()
+
+    @property
+    def status(self) -> int:
+        return int(self.sent[0]["status"])
+
+    def messages(self) -> list[Any]:
+        """Every JSON-RPC message in the body, whether JSON or an event stream."""
+        body = b"".join(e.get("body", b"") for e in self.sent[1:])
+        if not body:
+            return []
+        if dict(self.sent[0]["headers"]).get(b"content-type") == b"application/json":
+            return [json.loads(body)]
+        return [json.loads(line[6:]) for line in body.split(b"\n") if line.startswith(b"data: ") and line[6:]]
+
+
+def call(request_id: int, tool: str, **arguments: Any) -> dict[str, Any]:
+    return {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": "tools/call",
+        "params": {"name": tool, "arguments": arguments},
+    }
+
+
+async def open_session(app: StreamableHTTPApp, version: str) -> str:
+    init = {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": version,
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"},
+        },
+    }
+    exchange = Exchange(app, init)
+    await exchange.task
+    return dict(exchange.sent[0]["headers"])[b"mcp-session-id"].decode()
+
+
+class Record(list[str]):
+    """What the slow tool went through; ``started`` is set once it runs."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.started = asyncio.Event()
+
+
+def one_path_app(record: Record) -> StreamableHTTPApp:
+    server = Server("one-path")
+
+    @server.tool
+    async def slow(ctx: Context) -> str:
+        record.append("started")
+        record.started.set()
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            record.append("cancelled")
+            raise
+        return "finished"
+
+    @server.tool
+    async def chatty(ctx: Context) -> str:
+        await ctx.info("on my way")
+        return "done"
+
+    @server.tool
+    def grow(name: str) -> str:
+        server.add_tool(lambda: name, name=name)
+        return f"added {name}"
+
+    async def explode(params: dict[str, Any], ctx: Context) -> Any:
+        raise RuntimeError("kaboom")
+
+    server.set_handler("completion/complete", explode)
+    app: StreamableHTTPApp = server.http_app()
+    return app
+
+
+def test_a_batch_member_that_logs_and_one_that_raises_are_answered_together() -> None:
+    async def main() -> None:
+        app = one_path_app(Record())
+        session = await open_session(app, "2025-03-26")
+        broken = {"jsonrpc": "2.0", "id": 2, "method": "completion/complete", "params": {}}
+        exchange = Exchange(app, [call(1, "chatty"), broken], mcp_session_id=session)
+        await asyncio.wait_for(exchange.task, 5)
+        *notes, answers = exchange.messages()
+        assert [n["method"] for n in notes] == ["notifications/message"]
+        assert sorted(a["id"] for a in answers) == [1, 2]
+        by_id = {a["id"]: a for a in answers}
+        assert by_id[1]["result"]["content"][0]["text"] == "done"
+        assert by_id[2]["error"]["code"] == -32603 and "kaboom" in by_id[2]["error"]["message"]
+
+    asyncio.run(main())
+
+
+def test_cancelling_a_session_request_stops_it_and_answers_202_not_500() -> None:
+    async def main() -> None:
+        record = Record()
+        app = one_path_app(record)
+        session = await open_session(app, "2025-11-25")
+        running = Exchange(app, call(7, "slow"), mcp_session_id=session)
+        await asyncio.wait_for(record.started.wait(), 5)
+        cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7}}
+        note = Exchange(app, cancel, mcp_session_id=session)
+        await asyncio.wait_for(note.task, 5)
+        await asyncio.wait_for(running.task, 5)
+        assert note.status == 202 and running.status == 202 and running.messages() == []
+        assert record == ["started", "cancelled"]
+
+    asyncio.run(main())
+
+
+def test_a_change_caused_by_one_session_reaches_the_others_on_their_own_streams() -> None:
+    """The changes one session causes used to be written into its own response, once per other session."""
+
+    async def main() -> None:
+        app = one_path_app(Record())
+        watcher, causer = await open_session(app, "2025-06-18"), await open_session(app, "2025-06-18")
+        stream = Exchange(app, None, method="GET", mcp_session_id=watcher)
+        grown = Exchange(app, call(1, "grow", name="sprout"), mcp_session_id=causer)
+        await asyncio.wait_for(grown.task, 5)
+        assert [m.get("method") for m in grown.messages()] == [None]  # only the answer
+        for _ in range(100):
+            if stream.messages():
+                break
+            await asyncio.sleep(0.01)
+        assert [m["method"] for m in stream.messages()] == ["notifications/tools/list_changed"]
+        # The causer's session heard of it on its own GET stream, which it opens later: nothing lost.
+        late = Exchange(app, None, method="GET", mcp_session_id=causer)
+        for _ in range(100):
+            if late.messages():
+                break
+            await asyncio.sleep(0.01)
+        assert [m["method"] for m in late.messages()] == ["notifications/tools/list_changed"]
+        stream.disconnect()
+        late.disconnect()
+        await asyncio.wait_for(asyncio.gather(stream.task, late.task), 5)
+
+    asyncio.run(main())
+
+
+def test_a_2026_client_that_goes_away_cancels_a_request_awaiting_a_json_answer() -> None:
+    async def main() -> None:
+        record = Record()
+        app = one_path_app(record)
+        meta = {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+        }
+        message = call(1, "slow")
+        message["params"]["_meta"] = meta
+        exchange = Exchange(
+            app, message, mcp_protocol_version="2026-07-28", mcp_method="tools/call", mcp_name="slow"
+        )
+        await asyncio.wait_for(record.started.wait(), 5)
+        exchange.disconnect()
+        await asyncio.wait_for(exchange.task, 5)
+        assert record == ["started", "cancelled"] and exchange.sent == []
 
     asyncio.run(main())

@@ -142,3 +142,74 @@ def test_reused_id_is_refused_while_the_first_is_running() -> None:
         assert second == {"jsonrpc": "2.0", "id": 1, "result": {"ok": True}}
 
     run(main())
+
+
+class Routed:
+    """A transport with a stream per request: records what each message was said to belong to."""
+
+    def __init__(self) -> None:
+        self.sent: list[tuple[Any, Any, bool]] = []
+        self.done = asyncio.Event()
+
+    async def receive(self) -> bytes:
+        raise EOFError
+
+    async def send(self, message: bytes) -> None:
+        await self.send_related(message, None, False)
+
+    async def send_related(self, message: bytes, related: Any, final: bool) -> None:
+        self.sent.append((json.loads(message) if message else None, related, final))
+        if final:
+            self.done.set()
+
+    async def close_stream(self, related: Any) -> None:
+        self.sent.append(("close", related, False))
+
+    async def aclose(self) -> None:
+        pass
+
+
+def test_every_message_names_the_request_it_belongs_to() -> None:
+    async def handler(request: Request) -> Any:
+        if request.method == "slow":
+            await asyncio.sleep(30)
+        await peer.notify("notifications/progress", {"progress": 1}, related=request.id)
+        await peer.notify("notifications/tools/list_changed")
+        return {}
+
+    transport = Routed()
+    peer = Peer(transport, on_request=handler)
+
+    async def main() -> None:
+        await peer.deliver(Request(id="a", method="work"))
+        await asyncio.wait_for(transport.done.wait(), 5)
+        assert transport.sent == [
+            ({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progress": 1}}, "a", False),
+            ({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}, None, False),
+            ({"jsonrpc": "2.0", "id": "a", "result": {}}, "a", True),
+        ]
+        # A cancelled request owes no answer, but its stream is told it is over.
+        transport.sent.clear()
+        transport.done.clear()
+        await peer.deliver(Request(id="b", method="slow"))
+        await asyncio.sleep(0)
+        assert peer.cancel_incoming("b")
+        await asyncio.wait_for(transport.done.wait(), 5)
+        assert transport.sent == [(None, "b", True)]
+
+    run(main())
+
+
+def test_a_batch_of_one_is_answered_with_an_array() -> None:
+    async def handler(request: Request) -> Any:
+        return {"n": request.id}
+
+    transport = Routed()
+    peer = Peer(transport, on_request=handler)
+
+    async def main() -> None:
+        await peer.deliver([Request(id=4, method="x")])
+        await asyncio.wait_for(transport.done.wait(), 5)
+        assert transport.sent == [([{"jsonrpc": "2.0", "id": 4, "result": {"n": 4}}], 4, True)]
+
+    run(main())

@@ -93,8 +93,8 @@ class ServerConnection:
 
     # -- bytes -> events ---------------------------------------------------------------------------
 
-    def receive(self, data: bytes | str) -> list[jsonrpc.Event | RemoteProtocolError]:
-        """Decode one framed message. A batch yields several events (bad members as errors in place).
+    def receive(self, data: bytes | str) -> jsonrpc.Event | list[jsonrpc.Event | RemoteProtocolError]:
+        """Decode one framed message: an event, or for a batch a list (bad members as errors in place).
 
         Raises:
             RemoteProtocolError: the text is not JSON (-32700) or not JSON-RPC (-32600), or it is a
@@ -102,7 +102,7 @@ class ServerConnection:
         """
         decoded = jsonrpc.decode(data)
         if not isinstance(decoded, list):
-            return [decoded]
+            return decoded
         # "Implementations MAY support sending JSON-RPC batches, but MUST support receiving" only in
         # 2025-03-26; the initialize request itself "MUST NOT be part of a JSON-RPC batch".
         if self.session is None or not self.session.has("batch"):

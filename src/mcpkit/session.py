@@ -52,8 +52,8 @@ T = TypeVar("T")
 
 logger = logging.getLogger("mcpkit")
 
-#: Decodes one framed message into events (a batch gives several).
-Decoder = Callable[[bytes], list["jsonrpc.Event | RemoteProtocolError"]]
+#: Decodes one framed message.
+Decoder = Callable[[bytes], "jsonrpc.Event | list[jsonrpc.Event | RemoteProtocolError]"]
 #: Runs one incoming request; returns its result or raises RPCError.
 RequestHandler = Callable[[jsonrpc.Request], Awaitable[Any]]
 NotificationHandler = Callable[[jsonrpc.Notification], Awaitable[None]]
@@ -64,11 +64,11 @@ NotificationHandler = Callable[[jsonrpc.Notification], Awaitable[None]]
 _NO_ANSWER: Final = b""
 
 
-def _default_decode(data: bytes) -> list[jsonrpc.Event | RemoteProtocolError]:
+def _default_decode(data: bytes) -> jsonrpc.Event:
     decoded = jsonrpc.decode(data)
     if isinstance(decoded, list):
         raise RemoteProtocolError("JSON-RPC batches are not supported here")
-    return [decoded]
+    return decoded
 
 
 def error_response(request_id: jsonrpc.RequestId | None, error: BaseException) -> bytes:
@@ -289,29 +289,26 @@ class Peer:
             return
         await self.deliver(events)
 
-    def decode(self, data: bytes) -> list[jsonrpc.Event | RemoteProtocolError]:
-        """Decode one framed message as :meth:`run` would (a batch gives several events).
+    def decode(self, data: bytes) -> jsonrpc.Event | list[jsonrpc.Event | RemoteProtocolError]:
+        """Decode one framed message as :meth:`run` would: an event, or a batch's list of them.
 
         Raises:
             RemoteProtocolError: not JSON (-32700), not JSON-RPC (-32600), or a batch where none is allowed.
         """
         return self._decode(data)
 
-    async def deliver(self, events: list[jsonrpc.Event | RemoteProtocolError]) -> None:
+    async def deliver(self, message: jsonrpc.Event | list[jsonrpc.Event | RemoteProtocolError]) -> None:
         """Take in one decoded message, as :meth:`run` does for each it reads: answers settle their
-        requests, requests start (each in a task of its own), notifications are handled in order."""
-        if len(events) > 1 or not events:
-            await self._route_batch(events)
-            return
-        event = events[0]
-        if isinstance(event, jsonrpc.Request):
-            self._start(event)
-        elif isinstance(event, jsonrpc.Notification):
-            await self._notification(event)
-        elif isinstance(event, RemoteProtocolError):
-            await self._send_quietly(error_response(event.request_id, event), event.request_id, True)
+        requests, requests start (each in a task of its own), notifications are handled in order;
+        a batch (a list, even of one) is answered with one array."""
+        if isinstance(message, list):
+            await self._route_batch(message)
+        elif isinstance(message, jsonrpc.Request):
+            self._start(message)
+        elif isinstance(message, jsonrpc.Notification):
+            await self._notification(message)
         else:
-            self._settle(event)
+            self._settle(message)
 
     def _settle(self, event: jsonrpc.Response | jsonrpc.ErrorResponse) -> None:
         future = self._waiting.pop(event.id, None) if event.id is not None else None

@@ -165,7 +165,7 @@ class StreamableHTTPApp:
     ) -> None:
         session = HTTPSession(self.server)
         stream = session.open_stream([request.id])
-        await session.served.peer.deliver([request])
+        await session.served.peer.deliver(request)
         await stream.wait()
         session.close_response(stream, [request.id])
         if session.version is None:  # refused: no session is kept
@@ -195,17 +195,22 @@ class StreamableHTTPApp:
     ) -> None:
         peer = session.served.peer
         try:
-            events = peer.decode(body)  # the session's own decoder: it knows whether batches are allowed
+            message = peer.decode(body)  # the session's own decoder: it knows whether batches are allowed
         except RemoteProtocolError as exc:
             await send_json(send, 400, error_response(exc.request_id, exc))
             return
+        events: list[jsonrpc.Event | RemoteProtocolError] = (
+            message if isinstance(message, list) else [message]
+        )
         ids = _answerable_ids(events)
         if not ids:
             # Notifications and answers to our requests: "the server MUST return ... 202 Accepted".
             # A batch member that was not even JSON-RPC, with no id, is answered here: it has no
             # request to ride on.
             bad = [e for e in events if isinstance(e, RemoteProtocolError)]
-            await peer.deliver([e for e in events if not isinstance(e, RemoteProtocolError)])
+            good: list[jsonrpc.Event | RemoteProtocolError] = [e for e in events if e not in bad]
+            if good:
+                await peer.deliver(message if not bad else good)
             if bad:
                 await send_json(send, 400, b"[" + b",".join(error_response(None, e) for e in bad) + b"]")
             else:
@@ -216,7 +221,7 @@ class StreamableHTTPApp:
             await error(send, 400, None, INVALID_REQUEST, "Bad Request: a request id is already in use")
             return
         stream = session.open_stream(ids)
-        await peer.deliver(events)
+        await peer.deliver(message)
         resumable: Callable[[], ResumableStream] | None = None
         if session.has("resumable_streams"):
             retry_ms = self.retry_ms if session.has("sse_polling") else None
