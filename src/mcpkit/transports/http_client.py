@@ -6,12 +6,17 @@ it had arrived on stdio. The session above therefore needs no HTTP knowledge:
 
 * the standard headers (``MCP-Protocol-Version``, ``Mcp-Method``, ``Mcp-Name``) are taken from the
   message itself, with the ``=?base64?...?=`` form for values that are not plain ASCII;
-* an HTTP error whose body is not JSON-RPC (a legacy server's 404, say) is turned into a JSON-RPC error
-  for that request, so the era probe sees "any other error" and falls back to ``initialize``;
+* every POST that carries a request answers that request: an error body counts whatever its id (a
+  legacy server refusing the ``server/discover`` probe may give it a null id or one of its own), and
+  a body that is not JSON-RPC (a legacy server's 404 page, an empty 400) becomes a JSON-RPC error
+  with ``data["httpStatus"]``, so the era probe sees "any other error" and falls back to ``initialize``
+  at once instead of waiting for an answer that will never come;
 * in the handshake era the ``Mcp-Session-Id`` the server assigns is sent back on every later POST, and
   closing ends the session with DELETE;
-* ``notifications/cancelled`` is not sent: the POST of that request is abandoned instead, which closes
-  its stream ("closing the SSE response stream is itself the cancellation signal").
+* a request that times out or is cancelled has its POST abandoned: the response, JSON or event
+  stream, is closed with its connection, so the server sees the disconnect. In 2026-07-28 that is the
+  whole cancellation ("closing the SSE response stream is itself the cancellation signal") and
+  ``notifications/cancelled`` is not sent; a handshake session gets the notification as well.
 """
 
 from __future__ import annotations
@@ -151,17 +156,20 @@ class HTTPClientTransport:
             await self._read_events(reply, request_id)
             return
         body = await reply.aread()
-        if reply.status_code == 202 or not body:
-            return
+        if request_id is None:
+            return  # a notification or an answer: nothing comes back for it but 202
         if reply.status_code == 404 and self.session_id is not None:
             self._fail(request_id, "the server has ended this session (404)", 404)
             return
-        if kind.startswith("application/json") and _is_jsonrpc(body):
-            self._inbox.put_nowait(body)
-            if data.get("method") == "initialize" and reply.status_code == 200:
-                self.protocol_version = json.loads(body).get("result", {}).get("protocolVersion")
+        answer = _answer_to(request_id, body) if kind.startswith("application/json") else None
+        if answer is None:
+            # An empty body, HTML, plain text: "not a recognized modern JSON-RPC error", so the era
+            # probe falls back at once, and a 4xx at initialize may mean the HTTP+SSE transport.
+            self._fail(request_id, f"HTTP {reply.status_code} from {self.url}", reply.status_code)
             return
-        self._fail(request_id, f"HTTP {reply.status_code} from {self.url}", reply.status_code)
+        self._inbox.put_nowait(answer)
+        if data.get("method") == "initialize" and reply.status_code == 200:
+            self.protocol_version = json.loads(answer).get("result", {}).get("protocolVersion")
 
     async def _read_events(self, reply: httpx.Response, request_id: Any = None) -> None:
         stream = _StreamState()
@@ -239,13 +247,18 @@ class HTTPClientTransport:
     def _deliver(self, data: bytes, request_id: Any, stream: _StreamState) -> None:
         if not data.strip():
             return  # a priming event: an id and empty data
+        if request_id is None or stream.answered:
+            self._inbox.put_nowait(data)
+            return
+        with contextlib.suppress(ValueError):
+            message = json.loads(data)
+            if isinstance(message, dict) and "method" not in message:
+                if "error" in message and message.get("id") is None:
+                    # An error that names no request, on the stream of this one, is this one's.
+                    message["id"] = request_id
+                    data = json.dumps(message).encode()
+                stream.answered = message.get("id") == request_id
         self._inbox.put_nowait(data)
-        if request_id is not None and not stream.answered:
-            with contextlib.suppress(ValueError):
-                message = json.loads(data)
-                stream.answered = (
-                    isinstance(message, dict) and message.get("id") == request_id and "method" not in message
-                )
 
     def _fail(self, request_id: Any, message: str, status: int | None) -> None:
         if request_id is None:
@@ -266,9 +279,23 @@ class HTTPClientTransport:
         self._inbox.put_nowait(None)
 
 
-def _is_jsonrpc(body: bytes) -> bool:
+def _answer_to(request_id: Any, body: bytes) -> bytes | None:
+    """The JSON body of a POST that carried request *request_id*, as that request's answer; ``None``
+    if it is not JSON-RPC.
+
+    An error in answer to a POST belongs to the request the POST carried, whatever id the server put
+    on it: servers that cannot read the request answer with a null id (the TypeScript SDK's "Server
+    not initialized"), or with an id of their own (the official Python SDK 1.x's ``"server-error"``).
+    Taken as they are they would answer nothing, and the request would wait out its timeout.
+    """
     try:
-        parsed = json.loads(body)
+        message = json.loads(body)
     except ValueError:
-        return False
-    return isinstance(parsed, (dict, list)) and (isinstance(parsed, list) or parsed.get("jsonrpc") == "2.0")
+        return None
+    if isinstance(message, list):
+        return body  # a batch's answers carry their own ids
+    if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+        return None
+    if "error" in message and "method" not in message and message.get("id") != request_id:
+        return json.dumps({**message, "id": request_id}).encode()
+    return body

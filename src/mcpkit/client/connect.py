@@ -1,0 +1,294 @@
+"""Connecting: open the transport, then agree on a protocol revision with the server.
+
+The era split, as the 2026-07-28 binding pages order it ("The probe has three possible outcomes"):
+
+* **stateless era** (2026-07-28): probe with ``server/discover`` at our newest revision. A
+  ``DiscoverResult`` means a modern server, and every later request carries the revision in
+  ``_meta``. A recognised modern error (-32022, ``UnsupportedProtocolVersionError``) means a modern
+  server that wants another revision: probe again with one it names, "Do not fall back to
+  initialize".
+* **handshake era** (2024-11-05 to 2025-11-25): "any other error, or does not respond within a
+  reasonable timeout: the server is legacy. Fall back to the initialize handshake." Any other error
+  means exactly that, and at once: an error whatever its id (a legacy server that cannot tell what
+  it is refusing answers with a null id, or an id of its own), an HTTP 4xx, a body that is not
+  JSON-RPC. Only silence costs ``probe_timeout``.
+* **forced** (``Client(protocol_version=...)``): a handshake revision skips the probe; a stateless
+  one skips the fallback.
+* **legacy HTTP+SSE** (2024-11-05 transport): a URL that refuses a POST with 400, 404 or 405 and no
+  JSON-RPC error is an old SSE endpoint; :func:`open_legacy_sse` reopens it that way.
+
+Over HTTP the transport already gives a failed POST's error to the request that POST carried. Over
+stdio nothing is tied to the request, so :class:`ProbeAnswers` does it: while the probe is the only
+request pending, any error answer is the probe's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import shlex
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import IO, Any, Final
+
+import msgspec
+
+from .._connection import META_SERVER_INFO
+from .._errors import MCPError, RequestTimeout, RPCError, UnsupportedProtocolVersion
+from .._versions import (
+    HANDSHAKE_VERSIONS,
+    LATEST_HANDSHAKE_VERSION,
+    LATEST_VERSION,
+    STATELESS_VERSIONS,
+    Era,
+    era_of,
+)
+from ..session import Peer
+from ..transports.base import Transport
+from ..types import Implementation
+
+__all__ = [
+    "Agreement",
+    "ProbeAnswers",
+    "agree",
+    "initialize",
+    "is_url",
+    "legacy_sse_version",
+    "open_legacy_sse",
+    "open_transport",
+    "refused_post",
+]
+
+#: The one revision the HTTP+SSE transport was defined for.
+LEGACY_SSE_VERSION: Final = "2024-11-05"
+#: "If it fails with HTTP status code 400 Bad Request, 404 Not Found, or 405 Method Not Allowed":
+#: the statuses that send a client from a POST to the HTTP+SSE transport's GET.
+_LEGACY_SSE_STATUSES: Final = frozenset({400, 404, 405})
+
+
+@dataclass(frozen=True, slots=True)
+class Agreement:
+    """What connecting settled: the revision, and what the server said about itself."""
+
+    protocol_version: str
+    supported_versions: list[str]
+    capabilities: dict[str, Any]
+    server_info: Implementation | None
+    instructions: str | None
+
+
+def is_url(target: object) -> bool:
+    return isinstance(target, str) and target.startswith(("http://", "https://"))
+
+
+async def open_transport(
+    target: str | Sequence[str] | Transport,
+    *,
+    env: dict[str, str] | None,
+    cwd: str | None,
+    stderr: int | IO[bytes] | None,
+) -> Transport:
+    """A Streamable HTTP transport for a URL, a spawned process for a command line (a string split
+    as a shell would, or a list of arguments), or *target* itself if it is a transport."""
+    if is_url(target):
+        from ..transports.http_client import HTTPClientTransport  # httpx only for HTTP
+
+        return HTTPClientTransport(str(target))
+    if isinstance(target, str):
+        command = shlex.split(target)
+    elif isinstance(target, (list, tuple)):
+        command = list(target)
+    else:
+        return target  # type: ignore[return-value]  # a Transport given directly
+    from ..transports.stdio import StdioClientTransport
+
+    return await StdioClientTransport.spawn(command, env=env, cwd=cwd, stderr=stderr)
+
+
+async def open_legacy_sse(url: str) -> Transport:
+    """The 2024-11-05 HTTP+SSE transport at *url*, once its ``endpoint`` event has arrived."""
+    from ..transports.sse_client import SSEClientTransport
+
+    transport = SSEClientTransport(url)
+    await transport.open()
+    return transport
+
+
+def legacy_sse_version(forced: str | None) -> str:
+    """The revision to initialize an HTTP+SSE server with: a forced handshake one, else 2024-11-05."""
+    return forced if forced is not None and era_of(forced) is Era.HANDSHAKE else LEGACY_SSE_VERSION
+
+
+def refused_post(exc: RPCError) -> bool:
+    """Whether a failed POST says "no Streamable HTTP here": a 400, 404 or 405 whose body was no
+    JSON-RPC error (the HTTP transport then reports the status as ``data["httpStatus"]``)."""
+    status = exc.data.get("httpStatus") if isinstance(exc.data, dict) else None
+    return status in _LEGACY_SSE_STATUSES
+
+
+async def agree(
+    peer: Peer,
+    probe: ProbeAnswers,
+    *,
+    forced: str | None,
+    meta: Callable[[str], dict[str, Any]],
+    capabilities: dict[str, Any],
+    client_info: Implementation,
+    probe_timeout: float,
+    timeout: float | None,
+) -> Agreement:
+    """Agree on a revision as the module docstring says.
+
+    Args:
+        meta: the 2026-07-28 request ``_meta`` for a revision (ours: capabilities, info, log level).
+
+    Raises:
+        RPCError: ``initialize`` failed (over HTTP, ``data["httpStatus"]`` says how).
+        MCPError: no revision both sides speak.
+        ConnectionClosed: the server went away.
+    """
+    if forced is not None and era_of(forced) is Era.HANDSHAKE:
+        return await initialize(peer, forced, capabilities, client_info, timeout)
+    found = await discover(peer, probe, forced or LATEST_VERSION, meta, probe_timeout)
+    if found is not None:
+        return found
+    if forced is not None:
+        raise MCPError(f"the server does not speak {forced} (it did not answer server/discover)")
+    return await initialize(peer, LATEST_HANDSHAKE_VERSION, capabilities, client_info, timeout)
+
+
+async def discover(
+    peer: Peer,
+    probe: ProbeAnswers,
+    version: str,
+    meta: Callable[[str], dict[str, Any]],
+    probe_timeout: float,
+) -> Agreement | None:
+    """Probe with ``server/discover``: the agreement with a modern server, ``None`` for a legacy one."""
+    for _ in range(2):  # the second round uses a version the server named in -32022
+        request_id = peer.next_id()
+        try:
+            with probe.expecting(request_id):
+                future = await peer.send_request(request_id, "server/discover", {"_meta": meta(version)})
+                result = await peer.wait(request_id, future, probe_timeout)
+        except UnsupportedProtocolVersion as exc:
+            # A recognised modern error: a modern server that wants another revision.
+            choice = next((v for v in exc.supported if v in STATELESS_VERSIONS), None)
+            if choice is None:
+                raise MCPError(
+                    f"the server supports only {exc.supported}, none of which mcpkit speaks"
+                ) from exc
+            version = choice
+            continue
+        except (RPCError, RequestTimeout):
+            return None  # any other error, or silence: a legacy server
+        if not isinstance(result, dict):
+            return None
+        supported = [v for v in result.get("supportedVersions", []) if isinstance(v, str)]
+        if version not in supported:
+            choice = next((v for v in supported if v in STATELESS_VERSIONS), None)
+            if choice is None:
+                return None
+            version = choice
+        meta_of_result = result.get("_meta")
+        info = meta_of_result.get(META_SERVER_INFO) if isinstance(meta_of_result, dict) else None
+        return _agreement(version, supported, result.get("capabilities"), info, result.get("instructions"))
+    raise MCPError("the server keeps refusing the protocol versions it advertises")
+
+
+async def initialize(
+    peer: Peer,
+    version: str,
+    capabilities: dict[str, Any],
+    client_info: Implementation,
+    timeout: float | None,
+) -> Agreement:
+    """The handshake: ``initialize`` at *version*, then ``notifications/initialized``.
+
+    Raises:
+        MCPError: the server chose a revision mcpkit does not speak.
+    """
+    params = {
+        "protocolVersion": version,
+        # Extensions are a 2026-07-28 notion; older revisions' ClientCapabilities have no slot.
+        "capabilities": {k: v for k, v in capabilities.items() if k != "extensions"},
+        "clientInfo": msgspec.to_builtins(client_info),
+    }
+    result = await peer.request("initialize", params, timeout=timeout)
+    agreed = result.get("protocolVersion") if isinstance(result, dict) else None
+    if not isinstance(agreed, str) or agreed not in HANDSHAKE_VERSIONS:
+        # "If the client does not support the version in the server's response, it SHOULD disconnect."
+        raise MCPError(
+            f"the server answered initialize with protocol version {agreed!r}, which mcpkit does not speak"
+        )
+    assert isinstance(result, dict)
+    agreement = _agreement(
+        agreed, [agreed], result.get("capabilities"), result.get("serverInfo"), result.get("instructions")
+    )
+    await peer.notify("notifications/initialized")
+    return agreement
+
+
+def _agreement(
+    version: str, supported: list[str], capabilities: Any, info: Any, instructions: Any
+) -> Agreement:
+    server_info = None
+    if isinstance(info, dict):
+        with contextlib.suppress(msgspec.ValidationError):
+            server_info = msgspec.convert(info, Implementation)
+    return Agreement(
+        protocol_version=version,
+        supported_versions=supported,
+        capabilities=capabilities if isinstance(capabilities, dict) else {},
+        server_info=server_info,
+        instructions=instructions if isinstance(instructions, str) else None,
+    )
+
+
+class ProbeAnswers:
+    """A transport seen through so that, while the probe is the only request pending, every error
+    answer is the probe's, whatever id it carries.
+
+    A legacy stdio server that cannot make sense of ``server/discover`` may answer with a null id (as
+    JSON-RPC prescribes when "there was an error in detecting the id") or an id of its own. Nothing
+    else can be pending then, so that answer is the probe's, and taking it as one saves waiting out
+    ``probe_timeout``. Outside the probe messages pass untouched.
+    """
+
+    def __init__(self, transport: Transport) -> None:
+        self.transport = transport
+        self._probe_id: int | None = None
+
+    @contextlib.contextmanager
+    def expecting(self, request_id: int) -> Iterator[None]:
+        """While in this block, error answers are taken as answers to *request_id*."""
+        self._probe_id = request_id
+        try:
+            yield
+        finally:
+            self._probe_id = None
+
+    async def receive(self) -> bytes:
+        data = await self.transport.receive()
+        if self._probe_id is not None and b'"error"' in data:
+            return _readdressed(data, self._probe_id)
+        return data
+
+    async def send(self, message: bytes) -> None:
+        await self.transport.send(message)
+
+    async def aclose(self) -> None:
+        await self.transport.aclose()
+
+
+def _readdressed(data: bytes, request_id: int) -> bytes:
+    """*data* as the answer to *request_id*, if it is a single error response; else unchanged."""
+    try:
+        message = json.loads(data)
+    except ValueError:
+        return data
+    if not isinstance(message, dict) or "error" not in message or "method" in message:
+        return data
+    if message.get("id") == request_id:
+        return data
+    return json.dumps({**message, "id": request_id}).encode()

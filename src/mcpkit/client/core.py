@@ -1,0 +1,383 @@
+"""What every call of the client stands on: its options, the connection, and the one request path.
+
+:class:`ClientCore` owns the transport and the :class:`~mcpkit.session.Peer` on it, connects through
+:mod:`.connect`, and sends every request the same way (:meth:`ClientCore.request`): from the cache if
+fresh, with the 2026-07-28 ``_meta``, waited for as :mod:`.exchange` says, answered through
+:mod:`.callbacks` while the server wants input, followed when it becomes a task. It also routes what
+the server sends us: requests to the callbacks, notifications to progress, subscriptions, the cache
+and the user. :class:`~mcpkit.client.Client` adds the calls of the protocol on top.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from typing import IO, Any, Final, Self
+
+import msgspec
+
+from .._connection import META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_LOG_LEVEL, META_PROTOCOL_VERSION
+from .._errors import ConnectionClosed, MCPError, RPCError
+from .._jsonrpc import Notification, Request
+from .._versions import Era, era_of
+from ..session import Peer
+from ..transports.base import Transport
+from ..types import Implementation
+from . import callbacks
+from .cache import ResultCache
+from .callbacks import RequestCallback, RootsSource
+from .connect import (
+    Agreement,
+    ProbeAnswers,
+    agree,
+    initialize,
+    is_url,
+    legacy_sse_version,
+    open_legacy_sse,
+    open_transport,
+    refused_post,
+)
+from .exchange import Progress, ProgressCallback, await_answer, check_result_type, follow_task, retry_params
+from .subscriptions import Subscriptions
+
+__all__ = ["ClientCore", "LogCallback", "NotificationCallback"]
+
+server_logger = logging.getLogger("mcpkit.server_log")
+
+#: ``async fn(method, params)`` for server notifications.
+NotificationCallback = Callable[[str, dict[str, Any]], Awaitable[None]]
+#: ``async fn(params)`` for ``notifications/message``.
+LogCallback = Callable[[dict[str, Any]], Awaitable[None]]
+
+DEFAULT_INFO: Final = Implementation(name="mcpkit", version="0.1.0")
+
+_PY_LEVELS: Final = {
+    "debug": logging.DEBUG,
+    "info": logging.INFO,
+    "notice": logging.INFO,
+    "warning": logging.WARNING,
+    "error": logging.ERROR,
+    "critical": logging.CRITICAL,
+    "alert": logging.CRITICAL,
+    "emergency": logging.CRITICAL,
+}
+
+
+class ClientCore:
+    """The connection and request path under :class:`~mcpkit.client.Client` (whose docstring
+    describes the arguments)."""
+
+    def __init__(
+        self,
+        target: str | Sequence[str] | Transport,
+        *,
+        protocol_version: str | None = None,
+        client_info: Implementation = DEFAULT_INFO,
+        capabilities: dict[str, Any] | None = None,
+        timeout: float | None = 60.0,
+        max_timeout: float | None = 600.0,
+        probe_timeout: float = 5.0,
+        on_notification: NotificationCallback | None = None,
+        on_log: LogCallback | None = None,
+        sampling: RequestCallback | None = None,
+        elicitation: RequestCallback | None = None,
+        roots: RootsSource | None = None,
+        max_input_rounds: int = 10,
+        cache: bool = True,
+        env: dict[str, str] | None = None,
+        cwd: str | None = None,
+        stderr: int | IO[bytes] | None = None,
+    ) -> None:
+        if protocol_version is not None and era_of(protocol_version) is None:
+            raise ValueError(f"unsupported protocol version {protocol_version!r}")
+        self._target = target
+        self._forced = protocol_version
+        self.client_info = client_info
+        #: ``async fn(params) -> CreateMessageResult | dict`` answering ``sampling/createMessage``.
+        self.sampling = sampling
+        #: ``async fn(params) -> ElicitResult | dict`` answering ``elicitation/create``.
+        self.elicitation = elicitation
+        #: The roots to list, or ``async fn() -> roots``.
+        self.roots = roots
+        self.max_input_rounds = max_input_rounds
+        #: Honour 2026-07-28 ``ttlMs`` hints: answer repeated list and read requests from memory
+        #: while fresh, and forget them when a change notification arrives.
+        self.cache = cache
+        self._cache = ResultCache()
+        self.capabilities: dict[str, Any] = (
+            capabilities
+            if capabilities is not None
+            else callbacks.implied_capabilities(sampling=sampling, elicitation=elicitation, roots=roots)
+        )
+        self.timeout = timeout
+        self.max_timeout = max_timeout
+        self.probe_timeout = probe_timeout
+        #: ``async fn(method, params)`` for notifications not handled here (list changes, updates).
+        self.on_notification = on_notification
+        #: ``async fn(params)`` for ``notifications/message``; default: the ``mcpkit.server_log`` logger.
+        self.on_log: LogCallback = on_log or self._default_log
+        #: Stateless era: the ``io.modelcontextprotocol/logLevel`` sent with every request.
+        self.log_level: str | None = None
+        self._progress: dict[Any, Progress] = {}
+        self._subscriptions = Subscriptions()
+        self._env = env
+        self._cwd = cwd
+        self._stderr = stderr
+        self._transport: Transport | None = None
+        self._peer: Peer | None = None
+        self._reader: asyncio.Task[None] | None = None
+        #: Negotiated revision, once connected.
+        self.protocol_version: str = ""
+        self.server_info: Implementation | None = None
+        self.server_capabilities: dict[str, Any] = {}
+        self.instructions: str | None = None
+        self.supported_versions: list[str] = []
+
+    @property
+    def era(self) -> Era:
+        era = era_of(self.protocol_version)
+        if era is None:
+            raise MCPError("not connected")
+        return era
+
+    def _meta(self, version: str) -> dict[str, Any]:
+        """The 2026-07-28 request ``_meta``: who we are, at *version*."""
+        meta = {
+            META_PROTOCOL_VERSION: version,
+            META_CLIENT_CAPABILITIES: self.capabilities,
+            META_CLIENT_INFO: msgspec.to_builtins(self.client_info),
+        }
+        if self.log_level is not None:
+            meta[META_LOG_LEVEL] = self.log_level
+        return meta
+
+    # -- connecting --------------------------------------------------------------------------------
+
+    async def __aenter__(self) -> Self:
+        await self.connect()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    async def connect(self) -> None:
+        """Start the transport and agree on a protocol revision with the server (see
+        :mod:`mcpkit.client.connect`)."""
+        try:
+            transport = await open_transport(self._target, env=self._env, cwd=self._cwd, stderr=self._stderr)
+            probe = self._attach(transport)
+            try:
+                with self._naming_exit():
+                    agreement = await agree(
+                        self._live_peer(),
+                        probe,
+                        forced=self._forced,
+                        meta=self._meta,
+                        capabilities=self.capabilities,
+                        client_info=self.client_info,
+                        probe_timeout=self.probe_timeout,
+                        timeout=self.timeout,
+                    )
+            except RPCError as exc:
+                if not (is_url(self._target) and refused_post(exc)):
+                    raise
+                # "If it fails with an HTTP 4xx status code ... issue a GET request to the server URL,
+                # expecting ... an SSE stream" of the 2024-11-05 HTTP+SSE transport.
+                await self.aclose()
+                self._attach(await open_legacy_sse(str(self._target)))
+                with self._naming_exit():
+                    agreement = await self._initialize(legacy_sse_version(self._forced))
+        except BaseException:
+            await self.aclose()
+            raise
+        self._accept(agreement)
+
+    def _attach(self, transport: Transport) -> ProbeAnswers:
+        self._transport = transport
+        probe = ProbeAnswers(transport)
+        self._peer = Peer(probe, on_request=self._on_request, on_notification=self._on_notification)
+        self._reader = asyncio.ensure_future(self._peer.run())
+        return probe
+
+    async def _initialize(self, version: str) -> Agreement:
+        return await initialize(self._live_peer(), version, self.capabilities, self.client_info, self.timeout)
+
+    def _accept(self, agreement: Agreement) -> None:
+        self.protocol_version = agreement.protocol_version
+        self.supported_versions = agreement.supported_versions
+        self.server_capabilities = agreement.capabilities
+        self.server_info = agreement.server_info
+        self.instructions = agreement.instructions
+
+    def _live_peer(self) -> Peer:
+        if self._peer is None:
+            raise MCPError("not connected: use 'async with Client(...)' or await connect()")
+        return self._peer
+
+    @contextlib.contextmanager
+    def _naming_exit(self) -> Iterator[None]:
+        """Turn the session's ``ConnectionClosed`` into one that says how the server ended."""
+        try:
+            yield
+        except ConnectionClosed as exc:
+            describe = getattr(self._transport, "describe_exit", None)
+            detail = f" ({describe()})" if describe is not None else ""
+            raise ConnectionClosed(f"the server closed the connection{detail}") from exc
+
+    async def aclose(self) -> None:
+        """Close the connection (for stdio: close stdin, then SIGTERM, then SIGKILL)."""
+        if self._transport is not None:
+            await self._transport.aclose()
+        if self._reader is not None:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await asyncio.wait_for(self._reader, 5.0)
+            self._reader = None
+
+    # -- requests ----------------------------------------------------------------------------------
+
+    async def request(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        max_timeout: float | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> Any:
+        """Send any request and return its raw result (a dict).
+
+        In the stateless era the per-request ``_meta`` is added, and an ``input_required`` result is
+        answered through the callbacks and retried (a new id each round, ``requestState`` echoed
+        verbatim) until the result is complete.
+
+        Args:
+            timeout: seconds of silence before giving up (default: the client's ``timeout``).
+                Each progress notification for the request starts the clock again...
+            max_timeout: ...but never past this many seconds in all (default: the client's).
+            on_progress: ``async fn(progress, total, message)``, called for each
+                ``notifications/progress`` of this request (a ``progressToken`` is sent).
+
+        Raises:
+            RPCError: the server answered with an error.
+            RequestTimeout: no answer in time (the request is cancelled on the server).
+            ConnectionClosed: the server went away (its exit status is in the message).
+        """
+        params = dict(params or {})
+        try:
+            return await self._request(method, params, timeout, max_timeout, on_progress)
+        except RPCError as exc:
+            # A handshake-era HTTP session the server no longer knows (404): "the client MUST start a
+            # new session by sending a new InitializeRequest without a session ID attached".
+            lost = isinstance(exc.data, dict) and exc.data.get("httpStatus") == 404
+            if not (lost and self.era is Era.HANDSHAKE and method != "initialize"):
+                raise
+            transport = self._transport
+            if transport is not None and hasattr(transport, "session_id"):
+                transport.session_id = None  # the lost session's id must not be sent again
+            with self._naming_exit():
+                self._accept(await self._initialize(self.protocol_version))
+            return await self._request(method, params, timeout, max_timeout, on_progress)
+
+    async def _request(
+        self,
+        method: str,
+        params: dict[str, Any],
+        timeout: float | None,
+        max_timeout: float | None,
+        on_progress: ProgressCallback | None,
+    ) -> Any:
+        key = ResultCache.key(method, params) if self.cache and self.era is Era.STATELESS else None
+        if key is not None and (cached := self._cache.get(key)) is not None:
+            return cached
+        for round_number in range(self.max_input_rounds):
+            result = await self._request_once(method, params, timeout, max_timeout, on_progress)
+            if isinstance(result, dict) and result.get("resultType") == "task":
+                return await follow_task(self.request, self._answer_inputs, result)
+            if not isinstance(result, dict) or result.get("resultType") != "input_required":
+                # Results of retried requests "MUST NOT be cached": they depend on the answers.
+                if key is not None and round_number == 0:
+                    self._cache.remember(key, result)
+                return result
+            # "the client MUST construct the requested inputs before retrying the original request"
+            responses = await self._answer_inputs(result.get("inputRequests"), set())
+            params = retry_params(params, result, responses)
+        raise MCPError(f"{method}: the server still wanted input after {self.max_input_rounds} rounds")
+
+    async def _request_once(
+        self,
+        method: str,
+        params: dict[str, Any],
+        timeout: float | None,
+        max_timeout: float | None,
+        on_progress: ProgressCallback | None,
+    ) -> Any:
+        """One round: send *method* once and wait for its answer, whatever its ``resultType``."""
+        peer = self._live_peer()
+        if not self.protocol_version:
+            raise MCPError("not connected: use 'async with Client(...)' or await connect()")
+        params = dict(params)
+        meta: dict[str, Any] = dict(params.get("_meta") or {})
+        if self.era is Era.STATELESS:
+            meta = {**self._meta(self.protocol_version), **meta}
+        request_id = peer.next_id()
+        progress = Progress(on_progress)
+        if on_progress is not None:
+            meta["progressToken"] = request_id
+            self._progress[request_id] = progress
+        if meta:
+            params["_meta"] = meta
+        try:
+            with self._naming_exit():
+                future = await peer.send_request(request_id, method, params)
+                result = await await_answer(
+                    peer,
+                    request_id,
+                    future,
+                    progress,
+                    timeout or self.timeout,
+                    max_timeout or self.max_timeout,
+                )
+        finally:
+            self._progress.pop(request_id, None)
+        if self.era is Era.STATELESS:
+            check_result_type(method, result)
+        return result
+
+    # -- what the server sends us ------------------------------------------------------------------
+
+    async def _on_request(self, request: Request) -> Any:
+        if request.method == "ping":
+            return {}
+        return await self._answer(request.method, request.params if isinstance(request.params, dict) else {})
+
+    async def _answer(self, method: Any, params: dict[str, Any]) -> Any:
+        """What we say to a server's request: in the handshake era a real request, in 2026-07-28 one
+        entry of an ``input_required`` result. The callbacks answer; a missing one is -32601."""
+        return await callbacks.answer(
+            method, params, sampling=self.sampling, elicitation=self.elicitation, roots=self.roots
+        )
+
+    async def _answer_inputs(self, requests: Any, answered: set[str]) -> dict[str, Any]:
+        return await callbacks.answer_inputs(requests, answered, self._answer)
+
+    async def _on_notification(self, notification: Notification) -> None:
+        params = notification.params if isinstance(notification.params, dict) else {}
+        method = notification.method
+        self._cache.forget_for(method, params)
+        if self._subscriptions.route(method, params):
+            return  # a 2026-07-28 subscription stream's own notification
+        if method == "notifications/progress":
+            progress = self._progress.get(params.get("progressToken"))
+            if progress is not None:
+                await progress.update(params)
+            return
+        if method == "notifications/message":
+            await self.on_log(params)
+        if self.on_notification is not None:
+            await self.on_notification(method, params)
+
+    async def _default_log(self, params: dict[str, Any]) -> None:
+        level = _PY_LEVELS.get(str(params.get("level")), logging.INFO)
+        server_logger.log(level, "%s", params.get("data"), extra={"mcp_logger": params.get("logger")})

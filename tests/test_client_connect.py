@@ -1,0 +1,194 @@
+"""Connecting: the era probe's answers (over memory and real stdio), and what importing the client loads."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mcpkit import Client, Era, RPCError
+from mcpkit.client.connect import ProbeAnswers
+from mcpkit.transports.memory import MemoryTransport, memory_pair
+
+from .conftest import ROOT
+
+#: Long enough that a probe which waits it out fails the test's own deadline.
+PROBE_TIMEOUT = 60.0
+
+INITIALIZED = {
+    "protocolVersion": "2025-11-25",
+    "capabilities": {"tools": {}},
+    "serverInfo": {"name": "legacy", "version": "1"},
+}
+
+Script = Callable[[dict[str, Any]], Awaitable[dict[str, Any] | None]]
+
+
+async def scripted_server(transport: MemoryTransport, script: Script) -> list[dict[str, Any]]:
+    """Answer each message with what *script* returns (``None``: no answer); return what arrived."""
+    seen: list[dict[str, Any]] = []
+    while True:
+        try:
+            message = json.loads(await transport.receive())
+        except EOFError:
+            await transport.aclose()
+            return seen
+        seen.append(message)
+        answer = await script(message)
+        if answer is not None:
+            await transport.send(json.dumps({"jsonrpc": "2.0", **answer}).encode())
+
+
+def legacy(probe_answer: dict[str, Any]) -> Script:
+    """A handshake-era server that answers ``server/discover`` with *probe_answer* (plus the probe's
+    id where *probe_answer* has no ``id`` of its own)."""
+
+    async def script(message: dict[str, Any]) -> dict[str, Any] | None:
+        if message.get("method") == "server/discover":
+            return {"id": message["id"], **probe_answer}
+        if message.get("method") == "initialize":
+            return {"id": message["id"], "result": INITIALIZED}
+        if message.get("method") == "tools/list":
+            return {"id": message["id"], "result": {"tools": []}}
+        return None
+
+    return script
+
+
+async def connect(script: Script, **options: Any) -> tuple[Client, asyncio.Task[list[dict[str, Any]]]]:
+    ours, theirs = memory_pair()
+    server = asyncio.ensure_future(scripted_server(theirs, script))
+    client = Client(ours, probe_timeout=PROBE_TIMEOUT, **options)
+    await client.connect()
+    return client, server
+
+
+@pytest.mark.parametrize(
+    "probe_answer",
+    [
+        {"error": {"code": -32601, "message": "Method not found"}},
+        {"id": None, "error": {"code": -32600, "message": "Invalid Request"}},
+        {"id": "server-error", "error": {"code": -32600, "message": "Bad Request: Missing session ID"}},
+        {"id": 999, "error": {"code": -32000, "message": "Server not initialized"}},
+    ],
+    ids=["own-id", "null-id", "foreign-string-id", "foreign-number-id"],
+)
+def test_any_error_to_the_probe_means_initialize_at_once(probe_answer: dict[str, Any]) -> None:
+    async def main() -> None:
+        client, server = await connect(legacy(probe_answer))
+        assert client.era is Era.HANDSHAKE and client.protocol_version == "2025-11-25"
+        assert client.server_info is not None and client.server_info.name == "legacy"
+        assert await client.list_tools() == []
+        await client.aclose()
+        methods = [m.get("method") for m in await server]
+        assert methods[:3] == ["server/discover", "initialize", "notifications/initialized"]
+
+    # Far below PROBE_TIMEOUT: an error answer that was not taken as the probe's would time out here.
+    asyncio.run(asyncio.wait_for(main(), 10))
+
+
+def test_unsupported_version_retries_the_probe_with_an_advertised_one() -> None:
+    async def script(message: dict[str, Any]) -> dict[str, Any] | None:
+        if message.get("method") != "server/discover":
+            return None
+        asked = message["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"]
+        if asked != "2026-07-28":
+            raise AssertionError(asked)
+        return {
+            "id": None,  # still the probe's: nothing else is pending
+            "error": {"code": -32022, "message": "Unsupported", "data": {"supported": ["2099-01-01"]}},
+        }
+
+    async def main() -> None:
+        with pytest.raises(Exception, match="none of which mcpkit speaks"):
+            await connect(script)
+
+    asyncio.run(asyncio.wait_for(main(), 10))
+
+
+def test_only_the_probe_adopts_errors_that_name_no_pending_request() -> None:
+    async def main() -> None:
+        ours, theirs = memory_pair()
+        probe = ProbeAnswers(ours)
+        stray = b'{"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": "Parse error"}}'
+        await theirs.send(stray)
+        assert await probe.receive() == stray  # no probe pending: passed as it is
+        with probe.expecting(7):
+            await theirs.send(stray)
+            assert json.loads(await probe.receive())["id"] == 7
+            notification = b'{"jsonrpc": "2.0", "method": "notifications/message", "params": {"error": 1}}'
+            await theirs.send(notification)
+            assert await probe.receive() == notification  # not an answer: untouched
+        await theirs.send(stray)
+        assert await probe.receive() == stray
+
+    asyncio.run(asyncio.wait_for(main(), 5))
+
+
+def test_an_error_to_initialize_is_raised() -> None:
+    async def script(message: dict[str, Any]) -> dict[str, Any] | None:
+        if "id" in message:
+            return {"id": message["id"], "error": {"code": -32602, "message": "no such version"}}
+        return None
+
+    async def main() -> None:
+        with pytest.raises(RPCError, match="no such version"):
+            await connect(script)
+
+    asyncio.run(asyncio.wait_for(main(), 10))
+
+
+def test_a_stdio_server_that_answers_the_probe_with_a_null_id(tmp_path: Path) -> None:
+    script = tmp_path / "legacy.py"
+    script.write_text(
+        textwrap.dedent("""
+        import json, sys
+        for line in sys.stdin:
+            msg = json.loads(line)
+            if msg.get("method") == "initialize":
+                result = {"protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
+                          "serverInfo": {"name": "null-id", "version": "0"}}
+                print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}), flush=True)
+            elif msg.get("method") == "tools/list":
+                print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": {"tools": []}}), flush=True)
+            elif "id" in msg:  # it cannot tell what it refuses, so it names no request
+                error = {"code": -32600, "message": "Invalid Request"}
+                print(json.dumps({"jsonrpc": "2.0", "id": None, "error": error}), flush=True)
+    """)
+    )
+
+    async def main() -> float:
+        started = time.monotonic()
+        async with Client([sys.executable, str(script)], probe_timeout=PROBE_TIMEOUT) as client:
+            elapsed = time.monotonic() - started
+            assert client.era is Era.HANDSHAKE and client.protocol_version == "2025-06-18"
+            assert await client.list_tools() == []
+        return elapsed
+
+    elapsed = asyncio.run(asyncio.wait_for(main(), PROBE_TIMEOUT + 30))
+    assert elapsed < PROBE_TIMEOUT / 2, f"connecting took {elapsed:.1f} s: the probe waited for its timeout"
+
+
+def test_importing_the_client_loads_no_server_side() -> None:
+    # mcpkit/__init__.py imports the server too, so the client package is imported under a bare
+    # parent package: what it loads is what it needs.
+    code = textwrap.dedent(f"""
+        import json, sys, types
+        parent = types.ModuleType("mcpkit")
+        parent.__path__ = [{str(ROOT / "src" / "mcpkit")!r}]
+        sys.modules["mcpkit"] = parent
+        import mcpkit.client
+        print(json.dumps(sorted(sys.modules)))
+    """)
+    loaded = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, check=True).stdout)
+    server_side = ("mcpkit.server", "mcpkit.lowlevel", "mcpkit.context", "mcpkit.kernel")
+    assert [m for m in loaded if m.startswith(server_side)] == []
+    assert [m for m in loaded if m.split(".")[0] in ("httpx", "httpcore", "anyio", "yaml")] == []

@@ -1,0 +1,290 @@
+"""The Streamable HTTP client transport against a bare HTTP/1.1 server on 127.0.0.1 that answers as
+each test scripts it: what a refused probe looks like, the headers of the tasks methods, and
+abandoning a POST (a closed connection) when its request times out or is cancelled."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from mcpkit import Client, Era, RequestTimeout, TextContent
+
+pytestmark = pytest.mark.e2e
+
+MODERN = "2026-07-28"
+DISCOVERED = {
+    "supportedVersions": [MODERN],
+    "capabilities": {"tools": {}},
+    "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "scripted", "version": "1"}},
+}
+INITIALIZED = {
+    "protocolVersion": "2025-11-25",
+    "capabilities": {"tools": {}},
+    "serverInfo": {"name": "scripted", "version": "1"},
+}
+
+
+@dataclass
+class Reply:
+    """What the server sends back: a status, a content type and a body; ``hold`` keeps the
+    connection open after the body (for an unfinished answer) until the client closes it."""
+
+    status: int = 200
+    content_type: str = "application/json"
+    body: bytes = b""
+    hold: bool = False
+    length: int | None = None  # a Content-Length other than the body's (an answer cut short)
+    silent: bool = False  # send nothing at all (with ``hold``: the answer has not begun)
+
+
+def answer(message: dict[str, Any], result: Any) -> Reply:
+    return Reply(body=json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}).encode())
+
+
+@dataclass
+class Seen:
+    method: str | None
+    headers: dict[str, str]
+    message: dict[str, Any]
+
+
+@dataclass
+class ScriptedServer:
+    """Answers each POST with ``script(message)``; GET and DELETE get 405."""
+
+    script: Callable[[dict[str, Any]], Awaitable[Reply]]
+    seen: list[Seen] = field(default_factory=list)
+    #: The method of each POST, as it arrives.
+    arrived: asyncio.Queue[str | None] = field(default_factory=asyncio.Queue)
+    #: Methods whose held answer ended with the client closing the connection.
+    abandoned: asyncio.Queue[str | None] = field(default_factory=asyncio.Queue)
+
+    async def __aenter__(self) -> str:
+        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        port = self._server.sockets[0].getsockname()[1]
+        return f"http://127.0.0.1:{port}/mcp"
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        self._server.close()
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                head = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1").split("\r\n")
+                verb = head[0].split(" ")[0]
+                headers = {k.strip().lower(): v.strip() for k, v in (h.split(":", 1) for h in head[1:] if h)}
+                body = await reader.readexactly(int(headers.get("content-length", "0")))
+                if verb != "POST":
+                    writer.write(b"HTTP/1.1 405 Method Not Allowed\r\ncontent-length: 0\r\n\r\n")
+                    continue
+                message = json.loads(body)
+                method = message.get("method")
+                self.seen.append(Seen(method, headers, message))
+                self.arrived.put_nowait(method)
+                reply = await self.script(message)
+                if not reply.silent:
+                    length = len(reply.body) if reply.length is None else reply.length
+                    framing = "" if reply.hold and reply.length is None else f"content-length: {length}\r\n"
+                    head_bytes = (
+                        f"HTTP/1.1 {reply.status} X\r\ncontent-type: {reply.content_type}\r\n{framing}\r\n"
+                    )
+                    writer.write(head_bytes.encode() + reply.body)
+                    await writer.drain()
+                if reply.hold:
+                    await reader.read()  # b"" once the client has closed the connection
+                    self.abandoned.put_nowait(method)
+                    return
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            writer.close()
+
+
+# -- the era probe ---------------------------------------------------------------------------------
+
+
+def legacy(probe_reply: Reply) -> Callable[[dict[str, Any]], Awaitable[Reply]]:
+    async def script(message: dict[str, Any]) -> Reply:
+        method = message.get("method")
+        if method == "server/discover":
+            return probe_reply
+        if method == "initialize":
+            return answer(message, INITIALIZED)
+        if method == "tools/list":
+            return answer(message, {"tools": []})
+        return Reply(status=202)
+
+    return script
+
+
+def rpc_error(request_id: Any, code: int, text: str) -> bytes:
+    return json.dumps({"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": text}}).encode()
+
+
+@pytest.mark.parametrize(
+    "probe_reply",
+    [
+        # The TypeScript SDK's Streamable HTTP server: "id": null.
+        Reply(status=400, body=rpc_error(None, -32000, "Bad Request: Server not initialized")),
+        # The official Python SDK 1.x: an id of its own.
+        Reply(status=400, body=rpc_error("server-error", -32600, "Bad Request: Missing session ID")),
+        Reply(status=200, body=rpc_error(None, -32601, "Method not found")),
+        Reply(status=400),  # empty
+        Reply(status=400, content_type="text/html", body=b"<h1>Bad Request</h1>"),
+        Reply(status=200, content_type="text/plain", body=b"hello"),
+        Reply(status=406, content_type="application/json", body=b"{not json"),
+    ],
+    ids=[
+        "ts-null-id",
+        "sdk1-foreign-id",
+        "200-null-id",
+        "400-empty",
+        "400-html",
+        "200-text",
+        "406-broken-json",
+    ],
+)
+def test_a_refused_probe_means_initialize_at_once(probe_reply: Reply) -> None:
+    async def main() -> None:
+        server = ScriptedServer(legacy(probe_reply))
+        async with server as url, Client(url, probe_timeout=60) as client:
+            assert client.era is Era.HANDSHAKE and client.protocol_version == "2025-11-25"
+            assert await client.list_tools() == []
+        assert [s.method for s in server.seen][:2] == ["server/discover", "initialize"]
+
+    asyncio.run(asyncio.wait_for(main(), 10))  # far below probe_timeout
+
+
+def test_an_error_on_a_requests_event_stream_that_names_no_request_is_its_answer() -> None:
+    async def script(message: dict[str, Any]) -> Reply:
+        if message.get("method") == "server/discover":
+            return answer(message, DISCOVERED)
+        event = b"data: " + rpc_error(None, -32603, "the stream's request failed") + b"\n\n"
+        return Reply(content_type="text/event-stream", body=event)
+
+    async def main() -> None:
+        async with ScriptedServer(script) as url, Client(url, probe_timeout=60) as client:
+            with pytest.raises(Exception, match="the stream's request failed"):
+                await client.request("tools/list")
+
+    asyncio.run(asyncio.wait_for(main(), 10))
+
+
+# -- Mcp-Name on the tasks methods -----------------------------------------------------------------
+
+
+def test_call_tool_follows_a_task_with_mcp_name_on_every_tasks_request() -> None:
+    question = {
+        "method": "elicitation/create",
+        "params": {
+            "message": "Go on?",
+            "requestedSchema": {"type": "object", "properties": {"ok": {"type": "boolean", "default": True}}},
+        },
+    }
+    polls = 0
+
+    async def script(message: dict[str, Any]) -> Reply:
+        nonlocal polls
+        method = message.get("method")
+        task = {"taskId": "täsk-1", "createdAt": "2026-07-28T00:00:00Z", "ttlMs": 60_000}
+        if method == "server/discover":
+            return answer(message, DISCOVERED)
+        if method == "tools/call":
+            return answer(message, {"resultType": "task", **task, "status": "working", "pollIntervalMs": 10})
+        if method == "tasks/get":
+            polls += 1
+            if polls == 1:
+                return answer(
+                    message, {**task, "status": "input_required", "inputRequests": {"go": question}}
+                )
+            done = {"content": [{"type": "text", "text": "done"}]}
+            return answer(message, {**task, "status": "completed", "result": done})
+        return answer(message, {"resultType": "complete"})  # tasks/update, tasks/cancel
+
+    async def accept(params: dict[str, Any]) -> dict[str, Any]:
+        return {"action": "accept", "content": {}}
+
+    async def main() -> list[Seen]:
+        server = ScriptedServer(script)
+        async with server as url, Client(url, elicitation=accept) as client:
+            assert client.protocol_version == MODERN
+            result = await client.call_tool("slow", {"n": 1})
+            assert result.content == [TextContent(text="done")]
+            await client.cancel_task("täsk-1")
+        return server.seen
+
+    seen = asyncio.run(asyncio.wait_for(main(), 10))
+    tasks = [s for s in seen if s.method is not None and s.method.startswith("tasks/")]
+    assert [s.method for s in tasks] == ["tasks/get", "tasks/update", "tasks/get", "tasks/cancel"]
+    for request in tasks:
+        assert request.headers["mcp-method"] == request.method
+        assert request.headers["mcp-protocol-version"] == MODERN
+        # Not plain ASCII, so in the =?base64?...?= form the spec gives for such values.
+        assert request.headers["mcp-name"] == "=?base64?dMOkc2stMQ==?="
+    assert tasks[1].message["params"]["inputResponses"] == {
+        "go": {"action": "accept", "content": {"ok": True}}
+    }
+    call = next(s for s in seen if s.method == "tools/call")
+    assert (call.headers["mcp-method"], call.headers["mcp-name"]) == ("tools/call", "slow")
+
+
+# -- abandoning the POST ---------------------------------------------------------------------------
+
+HELD = {
+    # Not even the status line: the answer has not begun.
+    "not-begun": Reply(hold=True, silent=True),
+    # A JSON answer cut short: Content-Length promises more than has come.
+    "json-cut-short": Reply(hold=True, length=500, body=b'{"jsonrpc": "2.0", '),
+    # An event stream with a notification and no answer yet.
+    "event-stream": Reply(
+        content_type="text/event-stream",
+        hold=True,
+        body=b'data: {"jsonrpc": "2.0", "method": "notifications/message", '
+        b'"params": {"level": "debug", "data": "working"}}\n\n',
+    ),
+}
+
+
+def holding(reply: Reply) -> Callable[[dict[str, Any]], Awaitable[Reply]]:
+    async def script(message: dict[str, Any]) -> Reply:
+        if message.get("method") == "server/discover":
+            return answer(message, DISCOVERED)
+        return reply
+
+    return script
+
+
+@pytest.mark.parametrize("kind", sorted(HELD))
+def test_a_timed_out_request_closes_its_connection(kind: str) -> None:
+    async def main() -> None:
+        server = ScriptedServer(holding(HELD[kind]))
+        async with server as url, Client(url) as client:
+            with pytest.raises(RequestTimeout):
+                await client.request("tools/call", {"name": "slow"}, timeout=0.2)
+            assert await asyncio.wait_for(server.abandoned.get(), 5) == "tools/call"
+        # The 2026-07-28 way to cancel: the closed stream, never a notifications/cancelled POST.
+        assert "notifications/cancelled" not in [s.method for s in server.seen]
+
+    asyncio.run(asyncio.wait_for(main(), 10))
+
+
+@pytest.mark.parametrize("kind", sorted(HELD))
+def test_a_cancelled_request_closes_its_connection(kind: str) -> None:
+    async def main() -> None:
+        server = ScriptedServer(holding(HELD[kind]))
+        async with server as url, Client(url) as client:
+            call = asyncio.ensure_future(client.call_tool("slow"))
+            while await server.arrived.get() != "tools/call":
+                pass
+            call.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await call
+            assert await asyncio.wait_for(server.abandoned.get(), 5) == "tools/call"
+        assert "notifications/cancelled" not in [s.method for s in server.seen]
+
+    asyncio.run(asyncio.wait_for(main(), 10))
