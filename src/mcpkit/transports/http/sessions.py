@@ -137,8 +137,10 @@ class HTTPSession:
         stream = self.streams.get(related) if related is not None else None
         if stream is not None:
             stream.put(message, final)
-        elif not message:
-            return  # a cancelled request whose stream is gone already
+        elif final:
+            # Its POST is gone (and with it, before 2025-03-26, the request); the GET stream
+            # "MUST NOT" carry a response.
+            logger.debug("dropping the answer to %r: its response stream is closed", related)
         elif self.ended.is_set():
             raise ConnectionClosed("the session has ended")
         elif not self.attached and isinstance(jsonrpc.decode(message), jsonrpc.Request):
