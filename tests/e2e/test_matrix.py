@@ -662,3 +662,20 @@ def test_unexpected_exception_is_internal_error(cell: Cell, connect: Connect) ->
             assert text(await client.call_tool("echo", {"text": "still here"})) == "echo: still here"
 
     run(main())
+
+
+def test_a_wait_that_times_out_loses_no_notification() -> None:
+    """Giving up on one ``__anext__`` (``asyncio.wait_for``) once swallowed the next notification."""
+
+    async def main() -> None:
+        uri = f"matrix://items/{new_key()}"
+        async with Client(mcpkit_run(str(SERVER)), protocol_version="2025-11-25") as client:
+            updates = await client.listen(uris=[uri])
+            with pytest.raises(TimeoutError):
+                await asyncio.wait_for(updates.__anext__(), 0.1)
+            assert text(await client.call_tool("touch", {"uri": uri})) == f"touched {uri}"
+            method, params = await asyncio.wait_for(updates.__anext__(), 5)
+            assert (method, params["uri"]) == ("notifications/resources/updated", uri)
+            await updates.close()
+
+    run(main())

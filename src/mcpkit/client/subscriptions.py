@@ -88,7 +88,13 @@ class Subscription:
         waiting: set[asyncio.Future[Any]] = {getter}
         if self.answer is not None:
             waiting.add(self.answer)  # a graceful close by the server ends the iteration
-        done, _ = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+        try:
+            done, _ = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:
+            # The caller gave up waiting (a timeout, say): the read must stop too, or it would take
+            # the next notification and nobody would ever see it.
+            getter.cancel()
+            raise
         if getter in done:
             item = getter.result()
             if item is not None:
