@@ -21,7 +21,6 @@ import pytest
 from ..conftest import EXAMPLES, free_port, http_server, node_project
 
 HARNESS = Path(__file__).parent / "harness"
-MODULES = HARNESS / "node_modules"
 
 CLIENT_SCENARIOS = [
     "initialize",
