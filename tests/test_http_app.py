@@ -88,7 +88,15 @@ def test_json_answers_leave_no_stream_behind_in_a_session() -> None:
 class Exchange:
     """One HTTP exchange driven by hand: the body once, then nothing until :meth:`disconnect`."""
 
-    def __init__(self, app: StreamableHTTPApp, message: Any, method: str = "POST", **headers: str) -> None:
+    def __init__(
+        self,
+        app: StreamableHTTPApp,
+        message: Any,
+        method: str = "POST",
+        path: str = "/mcp",
+        query: str = "",
+        **headers: str,
+    ) -> None:
         self.body = json.dumps(message).encode() if message is not None else b""
         self.sent: list[dict[str, Any]] = []
         self.gone = asyncio.Event()
@@ -96,8 +104,8 @@ class Exchange:
         scope = {
             "type": "http",
             "method": method,
-            "path": "/mcp",
-            "query_string": b"",
+            "path": path,
+            "query_string": query.encode(),
             "headers": [
                 (b"host", b"127.0.0.1:8000"),
                 (b"accept", b"application/json, text/event-stream"),
@@ -130,7 +138,11 @@ class Exchange:
             return []
         if dict(self.sent[0]["headers"]).get(b"content-type") == b"application/json":
             return [json.loads(body)]
-        return [json.loads(line[6:]) for line in body.split(b"\n") if line.startswith(b"data: ") and line[6:]]
+        return [
+            json.loads(line[6:])
+            for line in body.split(b"\n")
+            if line[6:7] in (b"{", b"[") and line.startswith(b"data: ")
+        ]
 
 
 def call(request_id: int, tool: str, **arguments: Any) -> dict[str, Any]:
@@ -278,5 +290,53 @@ def test_a_2026_client_that_goes_away_cancels_a_request_awaiting_a_json_answer()
         exchange.disconnect()
         await asyncio.wait_for(exchange.task, 5)
         assert record == ["started", "cancelled"] and exchange.sent == []
+
+    asyncio.run(main())
+
+
+def test_http_sse_answers_and_cancellations_ride_the_one_stream() -> None:
+    """HTTP+SSE has no stream per request: answers go on the session's only stream, and a
+    cancelled request sends nothing there."""
+
+    async def main() -> None:
+        record = Record()
+        app = one_path_app(record)
+        stream = Exchange(app, None, method="GET", path="/sse")
+        await asyncio.sleep(0.01)
+        endpoint = stream.sent[1]["body"].split(b"data: ")[1].strip().decode()
+        path, query = endpoint.split("?")
+
+        async def post(message: dict[str, Any]) -> None:
+            exchange = Exchange(app, message, path=path, query=query)
+            await asyncio.wait_for(exchange.task, 5)
+            assert exchange.status == 202
+
+        init = {
+            "jsonrpc": "2.0",
+            "id": 0,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2024-11-05",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"},
+            },
+        }
+        await post(init)
+        await post(call(1, "slow"))
+        await asyncio.wait_for(record.started.wait(), 5)
+        await post({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}})
+        await post(call(2, "chatty"))
+        for _ in range(200):
+            if any(m.get("id") == 2 for m in stream.messages()):
+                break
+            await asyncio.sleep(0.01)
+        assert [(m.get("id"), m.get("method")) for m in stream.messages()] == [
+            (0, None),
+            (None, "notifications/message"),
+            (2, None),
+        ]
+        assert record == ["started", "cancelled"]
+        stream.disconnect()
+        await asyncio.wait_for(stream.task, 5)
 
     asyncio.run(main())

@@ -137,9 +137,11 @@ class HTTPSession:
         stream = self.streams.get(related) if related is not None else None
         if stream is not None:
             stream.put(message, final)
-        elif final:
+        elif not message:
+            return  # a cancelled request whose stream is gone: nothing is owed
+        elif final and not self.legacy:
             # Its POST is gone (and with it, before 2025-03-26, the request); the GET stream
-            # "MUST NOT" carry a response.
+            # "MUST NOT" carry a response. (HTTP+SSE has one stream, which carries everything.)
             logger.debug("dropping the answer to %r: its response stream is closed", related)
         elif self.ended.is_set():
             raise ConnectionClosed("the session has ended")
