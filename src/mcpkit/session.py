@@ -324,7 +324,8 @@ class Peer:
         if event.method == "notifications/cancelled":
             params = event.params if isinstance(event.params, dict) else {}
             request_id = params.get("requestId")
-            if isinstance(request_id, (str, int)):
+            # A RequestId is a string or an integer; `true` is neither, and must not cancel request 1.
+            if isinstance(request_id, (str, int)) and not isinstance(request_id, bool):
                 self.cancel_incoming(request_id)
             return
         if self._on_notification is not None:
@@ -351,6 +352,7 @@ class Peer:
 
         def forget(_: asyncio.Task[Any]) -> None:
             self._running.pop(request_id, None)
+            _close(work)
 
         task.add_done_callback(forget)
 
@@ -399,7 +401,12 @@ class Peer:
         request_id = request.id
         task = self._spawn(_outcome(request_id, work))
         self._running[request_id] = task
-        task.add_done_callback(lambda _: self._running.pop(request_id, None))
+
+        def forget(_: asyncio.Task[Any]) -> None:
+            self._running.pop(request_id, None)
+            _close(work)
+
+        task.add_done_callback(forget)
         return _settled(task)
 
     async def _send_batch(
@@ -438,6 +445,13 @@ async def _outcome(request_id: jsonrpc.RequestId, work: Awaitable[Any]) -> bytes
     except Exception as exc:
         return error_response(request_id, exc)
     return result_response(request_id, result)
+
+
+def _close(work: Awaitable[Any]) -> None:
+    # A request cancelled before its task first ran never awaited its handler's coroutine: close it,
+    # or Python warns "coroutine was never awaited" (an error under -W error). A no-op otherwise.
+    if isinstance(work, Coroutine):
+        work.close()
 
 
 async def _settled(task: asyncio.Task[bytes | None]) -> bytes | None:
