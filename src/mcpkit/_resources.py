@@ -5,6 +5,12 @@ A function registered for a plain URI (``config://app``) is a *resource*, listed
 listed by ``resources/templates/list``, and its parameters are filled from the URI's variables.
 ``resources/read`` tries the fixed URIs first, then the templates in registration order.
 
+Template variables are untrusted input that handlers tend to join onto paths, so by default a value
+that could climb out of a folder is refused with -32602 before the handler runs: after
+percent-decoding it holds a ``..`` segment (``../x``, ``a/..``, from ``%2e%2e%2f`` too), starts with
+``/`` (an absolute path), or holds a backslash or NUL. A template registered with
+``allow_traversal=True`` gets such values as they are.
+
 What a reader returns becomes ``contents``: ``str`` is text, ``bytes`` a base64 blob, a
 ``ResourceContents`` (or a list of them) is sent as it is, and anything else is JSON text.
 """
@@ -35,6 +41,20 @@ class _Reader:
     template: UriTemplate
     wire: dict[str, Any]  # the Resource or ResourceTemplate as listed
     mime_type: str | None
+    allow_traversal: bool = False
+
+
+def unsafe_reason(value: str) -> str | None:
+    """Why a decoded template value could escape a folder, or ``None`` when it cannot."""
+    if "\0" in value:
+        return "a NUL character"
+    if "\\" in value:
+        return "a backslash"
+    if value.startswith("/"):
+        return "an absolute path"
+    if ".." in value.split("/"):
+        return "a '..' segment"
+    return None
 
 
 class ResourceRegistry:
@@ -58,6 +78,7 @@ class ResourceRegistry:
         icons: list[Icon] | None,
         meta: dict[str, Any] | None,
         skip_types: tuple[type, ...],
+        allow_traversal: bool = False,
     ) -> Resource | ResourceTemplate:
         template = UriTemplate(uri)
         signature = inspect_function(fn, skip_types=skip_types, strict=False)
@@ -83,7 +104,9 @@ class ResourceRegistry:
             if uri in self.templates:
                 raise ValueError(f"a resource template {uri!r} is already registered")
             definition = ResourceTemplate(uri_template=uri, **given)
-            self.templates[uri] = _Reader(fn, signature, template, msgspec.to_builtins(definition), mime_type)
+            self.templates[uri] = _Reader(
+                fn, signature, template, msgspec.to_builtins(definition), mime_type, allow_traversal
+            )
         else:
             if uri in self.fixed:
                 raise ValueError(f"a resource {uri!r} is already registered")
@@ -105,7 +128,8 @@ class ResourceRegistry:
 
         Raises:
             ResourceNotFound: nothing is registered for *uri*.
-            InvalidParams: the URI's variables do not fit the reader's parameters.
+            InvalidParams: the URI's variables do not fit the reader's parameters, or one of them
+                could escape a folder (see the module docstring).
         """
         reader = self.fixed.get(uri)
         if reader is not None:
@@ -114,11 +138,24 @@ class ResourceRegistry:
             values = reader.template.match(uri)
             if values is None:
                 continue
+            if not reader.allow_traversal:
+                _refuse_traversal(uri, values)
             try:
                 return reader, reader.signature.bind(values)
             except ArgumentError as exc:
                 raise InvalidParams(f"{uri}: {exc}", {"uri": uri}) from None
         raise ResourceNotFound(f"Resource not found: {uri}", {"uri": uri})
+
+
+def _refuse_traversal(uri: str, values: dict[str, str | list[str]]) -> None:
+    for name, value in values.items():
+        for part in value if isinstance(value, list) else (value,):
+            reason = unsafe_reason(part)
+            if reason is not None:
+                raise InvalidParams(
+                    f"{uri}: variable {name!r} holds {reason}, which this resource template refuses",
+                    {"uri": uri, "variable": name},
+                )
 
 
 def to_contents(value: Any, uri: str, mime_type: str | None) -> list[dict[str, Any]]:

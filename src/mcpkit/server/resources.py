@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .._compat import shape_listed
 from .._errors import (
+    INTERNAL_ERROR,
     InvalidParams,
+    RPCError,
 )
 from .._resources import to_contents
 from ..context import Context
@@ -27,6 +31,8 @@ if TYPE_CHECKING:
 from .._pagination import page, paginate
 from ._base import F, ServerBase, invoke
 
+logger = logging.getLogger("mcpkit.server")
+
 
 class ResourcesAPI(ServerBase):
     """Resources and templates, subscriptions, and skills served as resources."""
@@ -45,16 +51,19 @@ class ResourcesAPI(ServerBase):
         annotations: Annotations | None = None,
         icons: list[Icon] | None = None,
         meta: dict[str, Any] | None = None,
+        allow_traversal: bool = False,
     ) -> Callable[[F], F]:
         """Register a function that reads the resource *uri*, a plain URI or an RFC 6570 template.
 
-        For a template (``notes://{id}``) the function's parameters are its variables.
+        For a template (``notes://{id}``) the function's parameters are its variables. A variable
+        whose decoded value holds a ``..`` segment, starts with ``/`` or holds a backslash or NUL is
+        refused with -32602 before the function runs, unless ``allow_traversal=True``.
         """
 
         def register(fn: F) -> F:
             self.add_resource(
                 fn, uri, name=name, title=title, description=description, mime_type=mime_type,
-                size=size, annotations=annotations, icons=icons, meta=meta,
+                size=size, annotations=annotations, icons=icons, meta=meta, allow_traversal=allow_traversal,
             )  # fmt: skip
             return fn
 
@@ -65,6 +74,7 @@ class ResourcesAPI(ServerBase):
         options.setdefault("name", None)
         for key in ("title", "description", "mime_type", "size", "annotations", "icons", "meta"):
             options.setdefault(key, None)
+        options.setdefault("allow_traversal", False)
         definition = self._resources.add(fn, uri, skip_types=(Context,), **options)
         if "resources/list" not in self._handlers:
             self.set_handler("resources/list", self._list_resources)
@@ -99,7 +109,15 @@ class ResourcesAPI(ServerBase):
         if not isinstance(uri, str):
             raise InvalidParams("resources/read requires params.uri (a string)")
         reader, kwargs = self._resources.find(uri)
-        value = await invoke(reader.fn, reader.signature, kwargs, ctx)
+        try:
+            value = await invoke(reader.fn, reader.signature, kwargs, ctx)
+        except (RPCError, asyncio.CancelledError):
+            raise
+        except Exception as exc:
+            if not self.mask_errors:
+                raise  # -32603 "Internal error: Type: message", logged with its traceback
+            logger.error("reading %r raised %s", uri, type(exc).__name__, exc_info=exc)
+            raise RPCError(INTERNAL_ERROR, "Internal error") from None
         return {"contents": to_contents(value, uri, reader.mime_type)}
 
     async def _subscribe(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:

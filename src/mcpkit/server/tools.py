@@ -6,6 +6,7 @@ import asyncio
 import base64
 import contextlib
 import dataclasses
+import logging
 import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final, TypedDict, Unpack, overload
@@ -38,7 +39,9 @@ if TYPE_CHECKING:
     pass
 
 from .._pagination import page, paginate
-from ._base import F, RegisteredTool, ServerBase, TaskSupport, declares_tasks, invoke
+from ._base import F, RateLimit, RegisteredTool, ServerBase, TaskSupport, declares_tasks, invoke
+
+logger = logging.getLogger("mcpkit.server")
 
 _TOOL_NAME: Final = re.compile(r"[A-Za-z0-9_.\-]{1,128}")
 _json_encode: Final = msgspec.json.Encoder().encode
@@ -57,10 +60,28 @@ class ToolOptions(TypedDict, total=False):
     task_support: TaskSupport  # may (optional) or must (required) the tool run as a task
     defer_task: bool  # 2026-07-28: run inline until the handler calls ctx.become_task()
     input_schema: dict[str, Any]  # list this JSON Schema instead of the one the signature gives
+    timeout: float  # seconds before the call answers a tool error (default: Server(tool_timeout=))
+    rate_limit: str  # "10/s", "100/m", "5/10s": a token bucket per client connection
 
 
 class ToolsAPI(ServerBase):
-    """Tools: registration, ``tools/list``, ``tools/call`` (and starting tools as tasks)."""
+    """Tools: registration, ``tools/list``, ``tools/call`` (and starting tools as tasks).
+
+    Takes two keyword arguments of :class:`~mcpkit.Server` besides those of the classes after it:
+    ``tool_timeout`` (seconds, default ``None``: tools may run as long as they like) and
+    ``mask_errors`` (default ``False``: the peer reads ``Error executing tool NAME: Type: message``;
+    ``True``: ``Error executing tool NAME`` only). Either way the exception is logged with its
+    traceback on the ``mcpkit.server`` logger, and no traceback is ever sent to the peer.
+    """
+
+    def __init__(
+        self, *args: Any, tool_timeout: float | None = None, mask_errors: bool = False, **kwargs: Any
+    ) -> None:
+        super().__init__(*args, **kwargs)
+        if tool_timeout is not None and not tool_timeout > 0:
+            raise ValueError("tool_timeout must be a positive number of seconds (or None)")
+        self.tool_timeout = tool_timeout
+        self.mask_errors = mask_errors
 
     # -- tools -------------------------------------------------------------------------------------
 
@@ -94,6 +115,8 @@ class ToolsAPI(ServerBase):
         task_support: TaskSupport = "forbidden",
         defer_task: bool = False,
         input_schema: dict[str, Any] | None = None,
+        timeout: float | None = None,
+        rate_limit: str | None = None,
     ) -> Tool:
         """Register *fn* as a tool and return its definition.
 
@@ -104,9 +127,15 @@ class ToolsAPI(ServerBase):
         input over multi round-trip rounds) and becomes a task when it calls ``ctx.become_task()``.
         ``input_schema``: a hand-written JSON Schema to list (any 2020-12 keywords); arguments are
         still bound and checked by the signature, so keep the two in agreement.
+        ``timeout``: seconds after which the call answers a tool error (``isError``) saying so. An
+        ``async def`` tool is cancelled then (its work really stops); a ``def`` tool's thread cannot
+        be killed, so it runs on and its result is discarded. Default: ``Server(tool_timeout=...)``.
+        ``rate_limit``: ``"N/s"``, ``"N/m"``, ``"N/h"`` or ``"N/10s"``, a token bucket per client
+        connection (2026-07-28 requests share one per tool); a call over it answers a tool error.
 
         Raises:
-            ValueError: the name breaks the spec's rules for tool names, or is taken.
+            ValueError: the name breaks the spec's rules for tool names, or is taken; a bad
+                ``timeout`` or ``rate_limit``.
             TypeError: the signature cannot be described (``*args``, positional-only parameters).
         """
         tool_name = name or fn.__name__
@@ -116,6 +145,9 @@ class ToolsAPI(ServerBase):
             )
         if tool_name in self._tools:
             raise ValueError(f"a tool named {tool_name!r} is already registered")
+        if timeout is not None and not timeout > 0:
+            raise ValueError("timeout must be a positive number of seconds")
+        limiter = RateLimit(rate_limit) if rate_limit is not None else None
         signature = inspect_function(fn, skip_types=(Context,))
         use_output = signature.output_schema is not None and structured_output is not False
         definition = Tool(
@@ -133,7 +165,14 @@ class ToolsAPI(ServerBase):
         )
         mirrored = mirrored_parameters(signature.input_schema)  # raises ValueError for a bad x-mcp-header
         self._tools[tool_name] = RegisteredTool(
-            fn, signature, msgspec.to_builtins(definition), task_support, mirrored, defer_task
+            fn,
+            signature,
+            msgspec.to_builtins(definition),
+            task_support,
+            mirrored,
+            defer_task,
+            timeout,
+            limiter,
         )
         if not use_output:
             self._tools[tool_name].signature = _without_output(signature)
@@ -276,13 +315,37 @@ class ToolsAPI(ServerBase):
             kwargs = signature.bind(arguments)
         except ArgumentError as exc:
             return _error_result(str(exc))
+        if tool.rate_limit is not None and not tool.rate_limit.take(ctx.connection):
+            return _error_result(
+                f"Rate limit exceeded for tool {name} ({tool.rate_limit.spec}); try again later"
+            )
+        timeout = tool.timeout if tool.timeout is not None else self.tool_timeout
+        deadline: asyncio.Timeout | None = None
         try:
-            value = await invoke(tool.fn, signature, kwargs, ctx)
+            if timeout is None:  # the hot path: no extra task, timer or lock
+                value = await invoke(tool.fn, signature, kwargs, ctx)
+            else:
+                # asyncio.timeout cancels this task at the deadline: an async tool is cancelled
+                # where it awaits; a sync tool's thread runs on and its result is dropped.
+                async with asyncio.timeout(timeout) as deadline:
+                    value = await invoke(tool.fn, signature, kwargs, ctx)
         except ToolError as exc:
             return _error_result(str(exc))
         except (RPCError, asyncio.CancelledError):
             raise
         except Exception as exc:
+            if deadline is not None and isinstance(exc, TimeoutError) and deadline.expired():
+                logger.warning("tool %r timed out after %g s", name, timeout)
+                return _error_result(f"Tool {name} timed out after {timeout:g} s")
+            if isinstance(exc, ConnectionClosed):
+                # Mostly the client went away while the tool was sending to it: nothing is wrong
+                # with the server, and the answer below will be dropped quietly.
+                logger.info("tool %r stopped: %s", name, exc)
+            else:
+                # The traceback is for the server's operator; the peer gets one line (or less).
+                logger.error("tool %r raised %s", name, type(exc).__name__, exc_info=exc)
+            if self.mask_errors:
+                return _error_result(f"Error executing tool {name}")
             return _error_result(f"Error executing tool {name}: {type(exc).__name__}: {exc}")
         return _to_call_result(value, signature)
 

@@ -6,6 +6,12 @@ MCP message"). So before serving we move the real stdout to a private file descr
 descriptor 1, and ``sys.stdout``, at stderr: a stray ``print`` in a tool, or a C library writing to
 fd 1, lands in the log instead of corrupting the stream.
 
+Both directions are bounded. A line longer than ``max_message_bytes`` (16 MiB by default) is
+answered with -32600 and skipped without being buffered whole. What the server writes goes through
+the pipe transport's buffer, and once that holds ``write_buffer_bytes`` (1 MiB by default) every
+sender waits until the client has read some of it: a client that never reads its stdout
+back-pressures the server (a tool's ``ctx.info`` calls wait) instead of growing its memory.
+
 Client side (:class:`StdioClientTransport`): spawn the server, pass its stderr through, and shut down
 as the spec orders: close its stdin, wait, then SIGTERM, then SIGKILL.
 """
@@ -14,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import signal
 import stat
@@ -24,11 +31,22 @@ from typing import IO, Final
 from .._errors import ConnectionClosed, TransportError
 from .base import OVERSIZE
 
-__all__ = ["DEFAULT_MAX_MESSAGE_BYTES", "LineReader", "StdioClientTransport", "StdioServerTransport"]
+logger = logging.getLogger("mcpkit.client")
+
+__all__ = [
+    "DEFAULT_MAX_MESSAGE_BYTES",
+    "DEFAULT_WRITE_BUFFER_BYTES",
+    "LineReader",
+    "StdioClientTransport",
+    "StdioServerTransport",
+]
 
 #: Lines longer than this are refused (answered with -32600) and skipped, so a hostile or broken
 #: peer cannot make us buffer without bound.
 DEFAULT_MAX_MESSAGE_BYTES: Final = 16 * 1024 * 1024
+
+#: The server's outbound high-water mark: past it, senders wait for the client to read.
+DEFAULT_WRITE_BUFFER_BYTES: Final = 1024 * 1024
 
 
 class LineReader:
@@ -70,17 +88,55 @@ def _is_pipe_like(fd: int) -> bool:
     return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)
 
 
+class _FlowControl(asyncio.Protocol):
+    """The write pipe's protocol: knows when the transport's buffer is over its high-water mark."""
+
+    def __init__(self) -> None:
+        self.paused = False
+        self.lost = False
+        self._resumed: asyncio.Event | None = None
+
+    def pause_writing(self) -> None:
+        self.paused = True
+
+    def resume_writing(self) -> None:
+        self.paused = False
+        if self._resumed is not None:
+            self._resumed.set()
+            self._resumed = None
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.lost = True
+        self.resume_writing()  # wake the waiters: they find the pipe gone
+
+    async def wait_resumed(self) -> None:
+        if self._resumed is None:
+            self._resumed = asyncio.Event()
+        await self._resumed.wait()
+
+
 class StdioServerTransport:
     """The server's end: read stdin, write the (private copy of) stdout."""
 
-    def __init__(self, reader: LineReader, write_fd: int, writer: asyncio.WriteTransport | None) -> None:
+    def __init__(
+        self,
+        reader: LineReader,
+        write_fd: int,
+        writer: asyncio.WriteTransport | None,
+        flow: _FlowControl | None = None,
+    ) -> None:
         self._reader = reader
         self._fd = write_fd
         self._writer = writer
+        self._flow = flow if flow is not None else _FlowControl()
         self._closed = False
 
     @classmethod
-    async def open(cls, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) -> StdioServerTransport:
+    async def open(
+        cls,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        write_buffer_bytes: int = DEFAULT_WRITE_BUFFER_BYTES,
+    ) -> StdioServerTransport:
         """Take over the process's stdin and stdout (see the module docstring)."""
         loop = asyncio.get_running_loop()
         sys.stdout.flush()
@@ -93,10 +149,12 @@ class StdioServerTransport:
         else:  # a regular file on stdin (e.g. `< requests.jsonl`): read it in a thread
             loop.run_in_executor(None, _pump_file, sys.stdin.buffer, reader, loop)
         writer: asyncio.WriteTransport | None = None
+        flow = _FlowControl()
         if _is_pipe_like(out_fd):
             out = os.fdopen(out_fd, "wb", buffering=0, closefd=False)
-            writer, _ = await loop.connect_write_pipe(asyncio.Protocol, out)
-        return cls(LineReader(reader, max_message_bytes), out_fd, writer)
+            writer, _ = await loop.connect_write_pipe(lambda: flow, out)
+            writer.set_write_buffer_limits(high=write_buffer_bytes)
+        return cls(LineReader(reader, max_message_bytes), out_fd, writer, flow)
 
     async def receive(self) -> bytes:
         return await self._reader.read()
@@ -107,13 +165,17 @@ class StdioServerTransport:
         if self._writer is None:
             os.write(self._fd, message + b"\n")  # a regular file never blocks for long
             return
-        if self._writer.is_closing():
+        # Over the high-water mark, wait for the client to read (one check: no await otherwise).
+        while self._flow.paused and not self._flow.lost:
+            await self._flow.wait_resumed()
+        if self._flow.lost or self._writer.is_closing():
             raise ConnectionClosed("the client closed our stdout")
         self._writer.write(message + b"\n")
 
     async def aclose(self) -> None:
         if not self._closed:
             self._closed = True
+            self._flow.connection_lost(None)  # senders still waiting for the client give up
             if self._writer is not None:
                 self._writer.close()
 
@@ -133,6 +195,8 @@ class StdioClientTransport:
         self._reader = LineReader(process.stdout, max_message_bytes)
         self._stdin = process.stdin
         self._closed = False
+        #: How many lines of the server's stdout were skipped as not JSON-RPC.
+        self.skipped = 0
 
     @classmethod
     async def spawn(
@@ -168,7 +232,15 @@ class StdioClientTransport:
 
     async def receive(self) -> bytes:
         try:
-            return await self._reader.read()
+            while True:
+                line = await self._reader.read()
+                # A server that prints text to stdout breaks the spec ("MUST NOT write anything to
+                # its stdout that is not a valid MCP message"); such a line cannot be a message,
+                # so skip it (answering a server's log text with -32700 helps nobody) and say so.
+                if line[:1] in (b"{", b"[") or line is OVERSIZE or line.lstrip()[:1] in (b"{", b"["):
+                    return line
+                self.skipped += 1
+                logger.warning("skipping a line on the server's stdout that is not JSON-RPC: %.80r", line)
         except EOFError:
             # Give a dying process a moment to be reaped, so errors can name its exit status.
             with contextlib.suppress(TimeoutError):
