@@ -190,7 +190,7 @@ def test_low_level_server_like_the_seed_example() -> None:
             client = await connect(server, version)
             assert [t.name for t in await client.list_tools()] == ["calculate_sum"]
             result = await client.call_tool("calculate_sum", {"a": 1, "b": 2})
-            assert result.content == [TextContent(text="3")] and result.is_error is msgspec.UNSET
+            assert result.content == [TextContent(text="3")] and result.is_error is False
             await client.aclose()
 
     run(main())

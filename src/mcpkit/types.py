@@ -182,12 +182,13 @@ class CallToolResult(Wire, frozen=True):
     """The outcome of ``tools/call``.
 
     ``is_error`` marks a tool execution error: the tool ran (or its arguments were rejected) and the
-    model should see what went wrong. Protocol errors are JSON-RPC errors instead.
+    model should see what went wrong. Protocol errors are JSON-RPC errors instead. An omitted
+    ``isError`` reads as ``False`` (and ``False`` is left off the wire).
     """
 
     content: list[ContentBlock] = msgspec.field(default_factory=list)
     structured_content: Any | UnsetType = UNSET
-    is_error: bool | UnsetType = UNSET
+    is_error: bool = False
     meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
 
 
