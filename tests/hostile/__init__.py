@@ -1,0 +1,1 @@
+"""Hostile input: a corpus of cases run against real servers on every transport."""
