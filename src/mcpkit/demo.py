@@ -17,9 +17,13 @@ __all__ = ["main"]
 
 
 def examples_dir() -> Path:
-    """Where the example servers are: ``$MCPKIT_EXAMPLES``, else the repository's ``examples/``."""
+    """Where the example servers are: ``$MCPKIT_EXAMPLES``; else the copies an installed wheel
+    carries (``mcpkit/_examples``); else the repository's ``examples/``."""
     configured = os.environ.get("MCPKIT_EXAMPLES")
-    return Path(configured) if configured else Path(__file__).resolve().parents[2] / "examples"
+    if configured:
+        return Path(configured)
+    packaged = Path(__file__).resolve().parent / "_examples"
+    return packaged if packaged.is_dir() else Path(__file__).resolve().parents[2] / "examples"
 
 
 def _command(example: str) -> list[str]:
