@@ -151,6 +151,28 @@ CASES: Final[list[Case]] = [
     Case("id-object", _call("ping", {"a": 1}), _all(INVALID, 400, INVALID)),
     Case("id-array", _call("ping", [1]), _all(INVALID, 400, INVALID)),
     Case("id-float", _call("ping", 1.5), _all(INVALID, 400, INVALID)),
+    Case(
+        "id-huge-integer",
+        _call("tools/list", 2**70, {}),
+        {
+            STDIO: Expect(None, RESULT),
+            STATELESS: Expect(200, RESULT),
+            SESSION: Expect(200, RESULT),
+            BATCH: Expect(200, RESULT),
+            SSE: Expect(202, RESULT),
+        },
+    ),
+    Case(
+        "id-empty-string",
+        _call("tools/list", "", {}),
+        {
+            STDIO: Expect(None, RESULT),
+            STATELESS: Expect(200, RESULT),
+            SESSION: Expect(200, RESULT),
+            BATCH: Expect(200, RESULT),
+            SSE: Expect(202, RESULT),
+        },
+    ),
     Case("id-bool", _call("ping", True), _all(INVALID, 400, INVALID)),
     Case("id-null", _call("ping", None), _all(INVALID, 400, INVALID)),
     Case("method-number", {"jsonrpc": "2.0", "id": "c", "method": 7}, _all(INVALID, 400, INVALID)),
@@ -405,6 +427,24 @@ CASES: Final[list[Case]] = [
         known_bug="the 2026-07-28 header checks read the last of repeated Mcp-Method headers, so a first value that contradicts the body (what an intermediary routing on the header sees) is served",
     ),
     Case(
+        "mcp-method-non-ascii",
+        _call("tools/list", params={}),
+        {STATELESS: Expect(400, HEADER_MISMATCH)},
+        headers={"Mcp-Method": "tools/list\u00e9".encode()},
+    ),
+    Case(
+        "header-names-lowercase",
+        _call("tools/list", params={}),
+        {STATELESS: Expect(200, RESULT)},
+        headers={"mcp-method": "tools/list", "mcp-protocol-version": "2026-07-28"},
+    ),
+    Case(
+        "mcp-name-base64-valid",
+        _call("tools/call", params={"name": "greet", "arguments": {"name": "a"}}),
+        {STATELESS: Expect(200, RESULT)},
+        headers={"Mcp-Name": "=?base64?Z3JlZXQ=?="},
+    ),
+    Case(
         "mcp-name-missing",
         _call("tools/call", params={"name": "greet", "arguments": {"name": "a"}}),
         {STATELESS: Expect(400, HEADER_MISMATCH)},
@@ -477,6 +517,14 @@ CASES: Final[list[Case]] = [
         _call("tools/list", params={}),
         {SESSION: Expect(404, INVALID), BATCH: Expect(404, INVALID)},
         headers={"Mcp-Session-Id": "s\u00e9ss".encode()},
+    ),
+    # "{session}" stands for the session's own id. Two ids: which session is meant is ambiguous.
+    Case(
+        "session-id-duplicate",
+        _call("tools/list", params={}),
+        {SESSION: Expect(400, INVALID), BATCH: Expect(400, INVALID)},
+        headers={"Mcp-Session-Id": ["no-such-session", "{session}"]},
+        known_bug="of repeated Mcp-Session-Id headers the last is used, and the request is served",
     ),
     # "A request carrying modern per-request `_meta` is served statelessly according to this revision"
     # (2026-07-28 basic/versioning), whatever Mcp-Session-Id it carries: its standard headers are

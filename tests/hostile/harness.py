@@ -42,9 +42,10 @@ def encode_body(case: Case, transport: str) -> bytes:
 
 
 def request_headers(
-    standard: dict[str, str], overrides: dict[str, str | bytes | list[str] | None]
+    standard: dict[str, str], overrides: dict[str, str | bytes | list[str] | None], session: str = ""
 ) -> list[tuple[bytes, bytes]]:
-    """*standard* headers with a case's *overrides* (``None`` removes one; a list repeats it)."""
+    """*standard* headers with a case's *overrides* (``None`` removes one; a list repeats it;
+    ``{session}`` in a value stands for *session*)."""
     merged: dict[str, tuple[str, Any]] = {k.lower(): (k, v) for k, v in standard.items()}
     for k, v in overrides.items():
         merged[k.lower()] = (k, v)
@@ -53,7 +54,8 @@ def request_headers(
         values = value if isinstance(value, list) else [value]
         for one in values:
             if one is not None:
-                headers.append((name.encode(), one if isinstance(one, bytes) else one.encode()))
+                raw = one if isinstance(one, bytes) else one.replace("{session}", session).encode()
+                headers.append((name.encode(), raw))
     return headers
 
 

@@ -128,7 +128,7 @@ class Server:
             version = "2025-11-25" if transport == SESSION else "2025-03-26"
             session_id = (self.others if other else self.sessions)[transport]
             standard = self.session_headers(session_id, version)
-        return request_headers(standard, case.headers)
+        return request_headers(standard, case.headers, standard.get("Mcp-Session-Id", ""))
 
     def post(self, transport: str, case: Case, body: bytes, other: bool = False) -> httpx.Response:
         headers = self.headers_for(transport, case, body, other)
@@ -299,6 +299,13 @@ def test_known_bug_duplicate_mcp_name_header_last_one_wins(
 
 @pytest.mark.parametrize(("transport", "case"), known("protocol-version-header-duplicate"))
 def test_known_bug_duplicate_protocol_version_header_last_one_wins(
+    server: Server, transport: str, case: Case
+) -> None:
+    check(server, transport, case)
+
+
+@pytest.mark.parametrize(("transport", "case"), known("session-id-duplicate"))
+def test_known_bug_duplicate_session_id_header_last_one_wins(
     server: Server, transport: str, case: Case
 ) -> None:
     check(server, transport, case)
