@@ -109,6 +109,7 @@ class Exchange:
             "headers": [
                 (b"host", b"127.0.0.1:8000"),
                 (b"accept", b"application/json, text/event-stream"),
+                *([(b"content-type", b"application/json")] if method == "POST" else []),
                 *((k.replace("_", "-").encode(), v.encode()) for k, v in headers.items()),
             ],
         }

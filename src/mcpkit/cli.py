@@ -73,6 +73,30 @@ def _target_command(target: str) -> list[str] | str:
     return parts
 
 
+def _port(text: str) -> int:
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
+    if not 1 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"port {port} is out of range (1-65535)")
+    return port
+
+
+def _positive(kind: type[int] | type[float]) -> Any:
+    def parse(text: str) -> int | float:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        if value <= 0:
+            raise argparse.ArgumentTypeError(f"must be positive: {text!r}")
+        return value
+
+    parse.__name__ = kind.__name__
+    return parse
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
     server = load_server(args.server)
     if args.transport == "http":
@@ -83,6 +107,14 @@ def _cmd_run(args: argparse.Namespace) -> int:
             port=args.port,
             allowed_hosts=args.allow_host,
             allowed_origins=args.allow_origin,
+            max_header_bytes=args.max_header_bytes,
+            header_timeout=args.header_timeout,
+            keep_alive_timeout=args.keep_alive_timeout,
+            max_body_bytes=args.max_body_bytes,
+            body_timeout=args.body_timeout,
+            max_sessions=args.max_sessions,
+            max_requests_per_session=args.max_requests_per_session,
+            stream_queue_limit=args.stream_queue_limit,
         )
     else:
         server.run("stdio")
@@ -190,11 +222,23 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("server", metavar="FILE.py[:OBJECT]")
     run.add_argument("--transport", choices=["stdio", "http"], default="stdio")
     run.add_argument("--host", default="127.0.0.1", help="HTTP: the address to bind (default: 127.0.0.1)")
-    run.add_argument("--port", type=int, default=8000, help="HTTP: the port (default: 8000)")
+    run.add_argument("--port", type=_port, default=8000, help="HTTP: the port, 1-65535 (default: 8000)")
     run.add_argument("--allow-host", action="append", default=[], metavar="HOST",
                      help="HTTP: also accept this Host header (localhost always is); repeatable")  # fmt: skip
     run.add_argument("--allow-origin", action="append", default=[], metavar="ORIGIN",
                      help="HTTP: also accept this Origin (local ones always are); repeatable")  # fmt: skip
+    limits = run.add_argument_group("HTTP limits (see SECURITY.md)")
+    for flag, kind, default, text in (
+        ("--max-header-bytes", int, 64 * 1024, "bytes of a request head (431 beyond)"),
+        ("--header-timeout", float, 10.0, "seconds a request head may take (408 after)"),
+        ("--keep-alive-timeout", int, 5, "seconds an idle connection is kept"),
+        ("--max-body-bytes", int, 4 * 1024 * 1024, "bytes of a request body (413 beyond)"),
+        ("--body-timeout", float, 30.0, "seconds the rest of a request body may take (408 after)"),
+        ("--max-sessions", int, 10_000, "handshake-era sessions at once (503 beyond)"),
+        ("--max-requests-per-session", int, 256, "requests in flight per session (an error beyond)"),
+        ("--stream-queue-limit", int, 1024, "messages queued for an unread stream (it ends beyond)"),
+    ):
+        limits.add_argument(flag, type=_positive(kind), default=default, help=f"{text} (default: {default})")
     run.set_defaults(handler=_cmd_run)
 
     def client_command(name: str, help_text: str) -> argparse.ArgumentParser:

@@ -394,26 +394,35 @@ class LowLevelServer:
         return {}
 
     def run(
-        self, transport: str = "stdio", *, host: str = "127.0.0.1", port: int = 8000, **http_options: Any
+        self,
+        transport: str = "stdio",
+        *,
+        host: str = "127.0.0.1",
+        port: int = 8000,
+        max_header_bytes: int = 64 * 1024,
+        header_timeout: float = 10.0,
+        keep_alive_timeout: int = 5,
+        **http_options: Any,
     ) -> None:
         """Serve over *transport* (blocking): ``"stdio"`` until the client goes away, or ``"http"``
-        (Streamable HTTP at ``http://host:port/mcp``, served by uvicorn) until interrupted;
-        *http_options* go to :meth:`http_app` (``allowed_hosts``, ``allowed_origins``...)."""
+        (Streamable HTTP at ``http://host:port/mcp``, served by uvicorn) until interrupted.
+
+        For HTTP, *max_header_bytes* bounds a request's head (431 and the connection closed
+        beyond it), *header_timeout* the seconds it may take to arrive (then 408), and
+        *keep_alive_timeout* how long an idle connection is kept; *http_options* go to
+        :meth:`http_app` (``allowed_hosts``, ``max_sessions``, ``body_timeout``...)."""
         if transport == "stdio":
             run_async(self.serve_stdio())
         elif transport == "http":
-            import uvicorn
+            from .transports.http._uvicorn import serve
 
-            # No proxy-header rewriting (the app never reads the client's address; it costs a
-            # middleware call per request) and no Server header (it only advertises the stack).
-            uvicorn.run(
+            serve(
                 self.http_app(**http_options),
                 host=host,
                 port=port,
-                log_level="warning",
-                lifespan="on",
-                proxy_headers=False,
-                server_header=False,
+                max_header_bytes=max_header_bytes,
+                header_timeout=header_timeout,
+                keep_alive_timeout=keep_alive_timeout,
             )
         else:
             raise ValueError(f"unknown transport {transport!r}; expected 'stdio' or 'http'")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from typing import Any, Final
@@ -21,6 +22,7 @@ from ..._errors import (
 __all__ = [
     "SSE_HEADERS",
     "STATUS_OF_CODE",
+    "BodyRefused",
     "Message",
     "Receive",
     "Scope",
@@ -28,6 +30,7 @@ __all__ = [
     "end_body",
     "error",
     "event",
+    "is_json",
     "plain",
     "read_body",
     "send_body",
@@ -82,21 +85,54 @@ async def wait_disconnect(receive: Receive) -> None:
         pass
 
 
-async def read_body(receive: Receive, limit: int) -> bytes | None:
-    """The whole request body, or ``None`` if it is larger than *limit* bytes."""
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            return b""
-        chunk = message.get("body", b"")
-        size += len(chunk)
-        if size > limit:
-            return None
-        chunks.append(chunk)
-        if not message.get("more_body", False):
-            return b"".join(chunks)
+class BodyRefused(Exception):
+    """A request body that is not read to its end: too large (413) or too slow (408)."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+async def read_body(receive: Receive, limit: int, timeout: float) -> bytes:
+    """The whole request body (empty if the client went away).
+
+    Raises:
+        BodyRefused: it is larger than *limit* bytes (413), or its rest did not arrive within
+            *timeout* seconds (408).
+    """
+    message = await receive()  # usually the whole body: no timer on this path
+    if message["type"] == "http.disconnect":
+        return b""
+    body: bytes = message.get("body", b"")
+    if len(body) > limit:
+        raise BodyRefused(413, f"Request body larger than {limit} bytes")
+    if not message.get("more_body", False):
+        return body
+    # The rest comes in pieces: it must all come within the deadline (a slow-body client holds a
+    # connection and a task for as long as it likes otherwise).
+    chunks, size = [body], len(body)
+    try:
+        async with asyncio.timeout(timeout):
+            while True:
+                message = await receive()
+                if message["type"] == "http.disconnect":
+                    return b""
+                chunk = message.get("body", b"")
+                size += len(chunk)
+                if size > limit:
+                    raise BodyRefused(413, f"Request body larger than {limit} bytes")
+                chunks.append(chunk)
+                if not message.get("more_body", False):
+                    return b"".join(chunks)
+    except TimeoutError:
+        raise BodyRefused(408, f"Request body not received within {timeout:g} s") from None
+
+
+def is_json(content_type: str | None) -> bool:
+    """Whether a Content-Type says JSON (``application/json``, parameters allowed)."""
+    if content_type is None:
+        return False
+    return content_type.split(";", 1)[0].strip().lower() == "application/json"
 
 
 async def plain(send: Send, status: int, body: bytes) -> None:

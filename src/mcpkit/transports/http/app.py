@@ -1,17 +1,26 @@
 """The ASGI app: checks what HTTP adds, then sends each message down its era's path.
 
 Before a body is looked at: the path (404), Host (421) and Origin (403) against the allowlists, the
-method, and the body size (413). Then:
+method, the Content-Type of a POST (415 unless ``application/json``), and the body size (413) and
+pace (408). Then:
 
 * a 2026-07-28 request (its ``_meta`` names a revision) is answered statelessly (:mod:`.stateless`);
 * ``initialize`` opens a handshake-era session, and every later POST names it with
   ``Mcp-Session-Id`` (400 without, 404 once ended); GET opens its stream or resumes one
   (``Last-Event-ID``), DELETE ends it (:mod:`.sessions`, :mod:`.resume`);
 * the 2024-11-05 HTTP+SSE transport lives at its own two paths (:mod:`.legacy_sse`).
+
+Everything a client can make the server hold is bounded, by the settings below: the body, how long
+its rest may take, the number of handshake-era sessions (then ``initialize`` gets 503 and
+``Retry-After``), the requests in flight per session (then a JSON-RPC error answers at once; answers
+the client sends to the server's own requests never count, so a handler waiting on the client cannot
+deadlock), and the messages queued for a stream the client does not read (then that stream ends).
+The request head is bounded where it is parsed (:mod:`._uvicorn`).
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterable
 from typing import Final
 
@@ -20,16 +29,21 @@ from ..._errors import INVALID_REQUEST, RemoteProtocolError
 from ...kernel import Endpoint
 from ...session import error_response
 from ..event_store import EventStore, MemoryEventStore
-from ._asgi import Receive, Scope, Send, error, lifespan, plain, read_body, send_json
+from ._asgi import BodyRefused, Receive, Scope, Send, error, is_json, lifespan, plain, read_body, send_json
 from .legacy_sse import open_sse, post_message
 from .resume import ResumableStream, new_resumable, replay
-from .sessions import HTTPSession, SessionTable, respond, standalone_stream
+from .sessions import DEFAULT_STREAM_QUEUE, HTTPSession, SessionTable, respond, standalone_stream
 from .stateless import answer_stateless, is_stateless
 
 __all__ = ["DEFAULT_MAX_BODY", "StreamableHTTPApp"]
 
 DEFAULT_MAX_BODY: Final = 4 * 1024 * 1024
+#: The JSON-RPC code of "the server is busy" answers (too many sessions or requests in flight);
+#: the implementation-defined server-error range.
+SERVER_BUSY: Final = -32000
 _LOCAL_HOSTS: Final = ("127.0.0.1", "localhost", "[::1]")
+
+logger = logging.getLogger("mcpkit.http")
 
 
 class StreamableHTTPApp:
@@ -46,6 +60,13 @@ class StreamableHTTPApp:
         messages_path: where its messages are POSTed.
         event_store: keeps resumable streams' events (default: in memory, bounded per stream).
         retry_ms: the ``retry`` a priming event tells clients to wait before reconnecting.
+        body_timeout: seconds the rest of a request body may take once it started (then 408).
+        max_sessions: handshake-era sessions (HTTP+SSE included) open at once; ``initialize``
+            beyond it gets 503 with ``Retry-After`` (after idle sessions are expired).
+        max_requests_per_session: requests of one session being handled at once; one more is
+            answered with a JSON-RPC error (-32000) at once.
+        stream_queue_limit: messages queued for one GET, listen or HTTP+SSE stream whose client
+            does not read it; beyond it that stream is ended (nothing else waits for it).
     """
 
     def __init__(
@@ -61,10 +82,23 @@ class StreamableHTTPApp:
         messages_path: str = "/messages",
         event_store: EventStore | None = None,
         retry_ms: int = 1000,
+        body_timeout: float = 30.0,
+        max_sessions: int = 10_000,
+        max_requests_per_session: int = 256,
+        stream_queue_limit: int = DEFAULT_STREAM_QUEUE,
     ) -> None:
         self.server = server
         self.event_store: EventStore = event_store if event_store is not None else MemoryEventStore()
-        self.table = SessionTable(server, self.event_store, session_idle_seconds)
+        self.table = SessionTable(
+            server,
+            self.event_store,
+            session_idle_seconds,
+            max_sessions=max_sessions,
+            queue_limit=stream_queue_limit,
+        )
+        self.body_timeout = body_timeout
+        self.max_requests_per_session = max_requests_per_session
+        self.stream_queue_limit = stream_queue_limit
         self.retry_ms = retry_ms
         self.path = path
         self.sse_path = sse_path
@@ -107,7 +141,10 @@ class StreamableHTTPApp:
                 else:
                     await plain(send, 405, b"GET opens the event stream")
             elif method == "POST":
-                await post_message(self.table, self.max_body_bytes, scope, receive, send)
+                if not is_json(headers.get("content-type")):
+                    await plain(send, 415, b"Content-Type must be application/json")
+                    return
+                await post_message(self.table, self.max_body_bytes, self.body_timeout, scope, receive, send)
             else:
                 await plain(send, 405, b"POST messages here")
             return
@@ -118,11 +155,13 @@ class StreamableHTTPApp:
             await error(send, 405, None, INVALID_REQUEST, "Method not allowed: POST one JSON-RPC message",
                         [(b"allow", b"POST")])  # fmt: skip
             return
-        body = await read_body(receive, self.max_body_bytes)
-        if body is None:
-            await error(
-                send, 413, None, INVALID_REQUEST, f"Request body larger than {self.max_body_bytes} bytes"
-            )
+        if not is_json(headers.get("content-type")):
+            await error(send, 415, None, INVALID_REQUEST, "Unsupported Media Type: POST application/json")
+            return
+        try:
+            body = await read_body(receive, self.max_body_bytes, self.body_timeout)
+        except BodyRefused as exc:
+            await error(send, exc.status, None, INVALID_REQUEST, str(exc))
             return
         await self._post(body, headers, receive, send)
 
@@ -145,7 +184,7 @@ class StreamableHTTPApp:
                 await error(send, 400, exc.request_id, exc.code, str(exc))
                 return
             if isinstance(message, jsonrpc.Request) and is_stateless(message):
-                await answer_stateless(self.server, message, headers, receive, send)
+                await answer_stateless(self.server, message, headers, receive, send, self.stream_queue_limit)
             elif isinstance(message, jsonrpc.Request) and message.method == "initialize":
                 await self._initialize(message, headers, receive, send)
             elif isinstance(message, jsonrpc.Notification):
@@ -163,7 +202,11 @@ class StreamableHTTPApp:
     async def _initialize(
         self, request: jsonrpc.Request, headers: dict[str, str], receive: Receive, send: Send
     ) -> None:
-        session = HTTPSession(self.server)
+        session = self.table.new()
+        if session is None:
+            await error(send, 503, request.id, SERVER_BUSY, "Server busy: too many sessions, retry later",
+                        [(b"retry-after", b"5")])  # fmt: skip
+            return
         stream = session.open_stream([request.id])
         await session.served.peer.deliver(request)
         await stream.wait()
@@ -220,6 +263,9 @@ class StreamableHTTPApp:
             # "The request ID MUST NOT match the ID of any other request ... not yet received a response"
             await error(send, 400, None, INVALID_REQUEST, "Bad Request: a request id is already in use")
             return
+        if len(session.streams) + len(ids) > self.max_requests_per_session:
+            await self._busy(session, message, ids, send)
+            return
         stream = session.open_stream(ids)
         await peer.deliver(message)
         resumable: Callable[[], ResumableStream] | None = None
@@ -234,6 +280,29 @@ class StreamableHTTPApp:
 
         accepts_sse = "text/event-stream" in headers.get("accept", "")
         await respond(session, stream, ids, receive, send, accepts_sse, resumable)
+
+    async def _busy(
+        self,
+        session: HTTPSession,
+        message: jsonrpc.Event | list[jsonrpc.Event | RemoteProtocolError],
+        ids: list[jsonrpc.RequestId],
+        send: Send,
+    ) -> None:
+        """Too many requests in flight: each is answered with an error now, nothing is started.
+        (A batch's notifications and answers still go in: only requests are held back.)"""
+        logger.info("session %s: %d requests in flight, refusing more", session.id[:8], len(session.streams))
+        if isinstance(message, list):
+            kinds = (jsonrpc.Notification, jsonrpc.Response, jsonrpc.ErrorResponse)
+            rest: list[jsonrpc.Event | RemoteProtocolError] = [e for e in message if isinstance(e, kinds)]
+            if rest:
+                await session.served.peer.deliver(rest)
+        text = f"Server busy: {self.max_requests_per_session} requests of this session are in flight"
+        answers = [
+            jsonrpc.encode(jsonrpc.ErrorResponse(id=i, error={"code": SERVER_BUSY, "message": text}))
+            for i in ids
+        ]
+        body = b"[" + b",".join(answers) + b"]" if isinstance(message, list) else answers[0]
+        await send_json(send, 200, body, [(b"retry-after", b"1")])
 
     async def _get_or_delete(
         self, method: str, headers: dict[str, str], receive: Receive, send: Send

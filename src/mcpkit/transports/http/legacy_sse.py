@@ -9,15 +9,21 @@ Closing that stream ends the session.
 from __future__ import annotations
 
 from ..._errors import RemoteProtocolError
-from ._asgi import Receive, Scope, Send, plain, read_body
-from .sessions import HTTPSession, SessionTable, standalone_stream
+from ._asgi import BodyRefused, Receive, Scope, Send, plain, read_body
+from .sessions import SessionTable, standalone_stream
 
 __all__ = ["open_sse", "post_message"]
 
 
 async def open_sse(table: SessionTable, messages_path: str, receive: Receive, send: Send) -> None:
-    """GET: a new session and its stream, until the client goes away."""
-    session = table.add(HTTPSession(table.endpoint, legacy=True))
+    """GET: a new session and its stream, until the client goes away (503 if there are too many)."""
+    new = table.new(legacy=True)
+    if new is None:
+        await send({"type": "http.response.start", "status": 503,
+                    "headers": [(b"content-type", b"text/plain"), (b"retry-after", b"5")]})  # fmt: skip
+        await send({"type": "http.response.body", "body": b"too many sessions, retry later"})
+        return
+    session = table.add(new)
     endpoint = f"{messages_path}?session_id={session.id}".encode()
     try:
         await standalone_stream(session, receive, send, b"event: endpoint\ndata: " + endpoint + b"\n\n")
@@ -26,7 +32,7 @@ async def open_sse(table: SessionTable, messages_path: str, receive: Receive, se
 
 
 async def post_message(
-    table: SessionTable, max_body_bytes: int, scope: Scope, receive: Receive, send: Send
+    table: SessionTable, max_body_bytes: int, body_timeout: float, scope: Scope, receive: Receive, send: Send
 ) -> None:
     """POST: one message for the session named in the query string."""
     query = dict(
@@ -36,9 +42,10 @@ async def post_message(
     if session is None or not session.legacy:
         await plain(send, 404, b"unknown session")
         return
-    body = await read_body(receive, max_body_bytes)
-    if body is None:
-        await plain(send, 413, b"too large")
+    try:
+        body = await read_body(receive, max_body_bytes, body_timeout)
+    except BodyRefused as exc:
+        await plain(send, exc.status, str(exc).encode())
         return
     peer = session.served.peer
     try:

@@ -14,6 +14,14 @@ stream each outgoing message takes. :class:`HTTPSession` is the peer's
   subscribes and at once causes a change must not lose the notification to the race with its own
   GET); a request with no stream to carry it fails instead of waiting for ever.
 
+Nothing the server sends waits for a client to read: a message for the GET stream is put in the
+session's queue and the stream's own task writes it. A client that stops reading while changes keep
+coming lets that queue grow to *queue_limit* messages; then its stream is ended (and logged), and
+the server carries on: a slow reader never holds up a tool call nor another session's stream.
+A change notification already waiting in the queue is not queued again (a list that changed twice
+before the client heard of it changed once, for the client), so a burst of changes costs a reader
+one message, not thousands.
+
 From 2025-03-26 a POST's event stream is resumable: its events get ids and are kept in the event
 store, a dropped stream does not cancel its requests ("disconnection SHOULD NOT be interpreted as
 the client cancelling its request"), and GET with ``Last-Event-ID`` replays what was missed (see
@@ -24,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import logging
 import secrets
 import time
@@ -37,14 +46,36 @@ from ..event_store import EventStore
 from ._asgi import SSE_HEADERS, Receive, Send, end_body, event, send_body, send_json, wait_disconnect
 from .resume import LiveStream, ResumableStream
 
-__all__ = ["HTTPSession", "ResponseStream", "SessionTable", "respond", "standalone_stream"]
+__all__ = [
+    "DEFAULT_STREAM_QUEUE",
+    "HTTPSession",
+    "ResponseStream",
+    "SessionTable",
+    "close_stream",
+    "respond",
+    "standalone_stream",
+]
 
 logger = logging.getLogger("mcpkit.http")
 
 #: In a response stream's queue: end the HTTP response now, the requests go on (SSE polling).
 CLOSE: Final = b"\x00close"
-#: Messages for the GET stream kept while it is not open (or not read), oldest dropped first.
+#: Messages for the GET stream kept while it is not open, oldest dropped first.
 BACKLOG: Final = 256
+#: Messages queued for an open GET stream (or listen stream) that is not being read; beyond it the
+#: stream is ended.
+DEFAULT_STREAM_QUEUE: Final = 1024
+
+
+def coalescible(message: bytes) -> bool:
+    """Whether *message* says only that something changed (a list, a resource): two of them
+    waiting to be sent are worth one. A look at the prefix, where the encoder puts the method."""
+    head = message[:72]
+    return b'/list_changed"' in head or b'"notifications/resources/updated"' in head
+
+
+#: How long a stream ended for not being read gets to take its end before the connection is closed.
+CLOSE_GRACE: Final = 1.0
 
 
 class ResponseStream:
@@ -94,17 +125,24 @@ class HTTPSession:
     """A handshake-era session (Streamable HTTP, or HTTP+SSE when *legacy*): the routed transport
     its peer sends through."""
 
-    def __init__(self, endpoint: Endpoint, *, legacy: bool = False) -> None:
+    def __init__(
+        self, endpoint: Endpoint, *, legacy: bool = False, queue_limit: int = DEFAULT_STREAM_QUEUE
+    ) -> None:
         self.id = secrets.token_urlsafe(24)  # "cryptographically secure": it is a bearer of the session
         self.legacy = legacy  # a 2024-11-05 HTTP+SSE session: everything goes on its one stream
         self.touched = time.monotonic()
         self.ended = asyncio.Event()
         #: The open response streams, by the id of each request they carry.
         self.streams: dict[jsonrpc.RequestId, ResponseStream] = {}
-        #: What waits for the session's GET stream (HTTP+SSE: its only stream), bounded.
-        self.backlog: collections.deque[bytes] = collections.deque(maxlen=BACKLOG)
-        #: Whether the client has that stream open now.
+        #: What waits for the session's GET stream (HTTP+SSE: its only stream), bounded: at most
+        #: BACKLOG while it is not open, at most queue_limit while it is.
+        self.backlog: collections.deque[bytes] = collections.deque()
+        self.queue_limit = queue_limit
+        #: Whether the client has that stream open now, and the task writing it.
         self.attached = False
+        self.stream_task: asyncio.Task[object] | None = None
+        self.overflowed = False
+        self._waiting_changes: set[bytes] = set()  # change notifications in the backlog
         self.backlog_changed = asyncio.Event()
         #: Resumable response streams, by stream id (see .resume).
         self.resumable: dict[str, LiveStream] = {}
@@ -149,8 +187,39 @@ class HTTPSession:
             # A request that no stream can carry would wait for an answer for ever.
             raise ConnectionClosed("no open stream to the client (open one with GET)")
         else:
+            if coalescible(message):
+                if message in self._waiting_changes:
+                    return  # the client has not heard of the last such change yet
+                self._waiting_changes.add(message)
             self.backlog.append(message)
+            if not self.attached:
+                if len(self.backlog) > BACKLOG:
+                    self._waiting_changes.discard(self.backlog.popleft())
+            elif len(self.backlog) > self.queue_limit:
+                self._overflow()
             self.backlog_changed.set()
+
+    def take(self) -> bytes:
+        """The next message for the GET stream (there must be one)."""
+        message = self.backlog.popleft()
+        self._waiting_changes.discard(message)
+        return message
+
+    def clear_backlog(self) -> None:
+        self.backlog.clear()
+        self._waiting_changes.clear()
+
+    def _overflow(self) -> None:
+        # The client does not read its stream: end it rather than queue without bound.
+        logger.warning(
+            "session %s: closing its event stream, the client has not read %d messages",
+            self.id[:8],
+            len(self.backlog),
+        )
+        self.clear_backlog()
+        self.overflowed = True
+        if self.stream_task is not None:
+            self.stream_task.cancel()
 
     async def close_stream(self, related: jsonrpc.RequestId) -> None:
         stream = self.streams.get(related)
@@ -192,14 +261,29 @@ class SessionTable:
         event_store: EventStore,
         idle_seconds: float,
         clock: Callable[[], float] = time.monotonic,
+        *,
+        max_sessions: int = 10_000,
+        queue_limit: int = DEFAULT_STREAM_QUEUE,
     ) -> None:
         self.endpoint = endpoint
+        self.max_sessions = max_sessions
+        self.queue_limit = queue_limit
         self.event_store = event_store
         self.idle_seconds = idle_seconds
         self.clock = clock
         self.sessions: dict[str, HTTPSession] = {}
         self._expired_at = 0.0  # when expire_idle last looked
         self._chores: set[asyncio.Task[None]] = set()
+
+    def new(self, *, legacy: bool = False) -> HTTPSession | None:
+        """A new session (not yet in the table), or ``None`` if the table is full."""
+        if len(self.sessions) >= self.max_sessions:
+            self._expired_at = 0.0  # idle ones make room first
+            self.expire_idle()
+            if len(self.sessions) >= self.max_sessions:
+                logger.warning("refusing a new session: %d are open (max_sessions)", len(self.sessions))
+                return None
+        return HTTPSession(self.endpoint, legacy=legacy, queue_limit=self.queue_limit)
 
     def add(self, session: HTTPSession) -> HTTPSession:
         session.touched = self.clock()
@@ -314,24 +398,44 @@ async def _stream_events(
 
 async def standalone_stream(session: HTTPSession, receive: Receive, send: Send, first: bytes) -> None:
     """The session's GET stream (or an HTTP+SSE session's only stream): messages that belong to no
-    request, until the client goes away or the session ends. *first* opens it."""
-    session.attached = True
-    await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
-    await send_body(send, first)
+    request, until the client goes away or the session ends. *first* opens it. If the client stops
+    reading and its queue overflows, the stream is ended (see :meth:`HTTPSession._overflow`)."""
+    task = asyncio.current_task()
+    assert task is not None
+    session.attached, session.stream_task, session.overflowed = True, task, False
     disconnected = asyncio.ensure_future(wait_disconnect(receive))
     ended = asyncio.ensure_future(session.ended.wait())
     try:
+        await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
+        await send_body(send, first)
         while True:
             while session.backlog:
-                await event(send, session.backlog.popleft())
+                await event(send, session.take())
             session.backlog_changed.clear()
             changed = asyncio.ensure_future(session.backlog_changed.wait())
             done, _ = await asyncio.wait({changed, disconnected, ended}, return_when=asyncio.FIRST_COMPLETED)
             if changed not in done:
                 changed.cancel()
                 return
+    except asyncio.CancelledError:
+        if not session.overflowed:
+            raise
+        task.uncancel()  # our own doing: the stream overflowed
     finally:
-        session.attached = False
+        session.attached, session.stream_task = False, None
         disconnected.cancel()
         ended.cancel()
+        if session.overflowed:
+            session.clear_backlog()
+        await close_stream(send, session.overflowed)
+
+
+async def close_stream(send: Send, stuck: bool) -> None:
+    """End an event stream; one whose client is *stuck* (not reading) gets :data:`CLOSE_GRACE`
+    seconds to take the end, after which the connection is dropped (uvicorn logs that the response
+    was left incomplete and closes it)."""
+    if not stuck:
         await end_body(send)
+        return
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(end_body(send), CLOSE_GRACE)

@@ -10,12 +10,19 @@ The answer is JSON unless the handler sends something first, which turns it into
 Either way, "The server **MUST** treat a client disconnect as cancellation of that request": a
 watcher on the connection cancels the handler when the client goes away. It is started only once
 the handler has to wait for something, so a request answered at once costs no extra task.
+
+A ``subscriptions/listen`` stream is written differently: its notifications come from other
+requests (a tool that changes the tool list), which must never wait for this client to read. They
+go into a bounded queue that a writer task of the stream's own drains; when a client stops reading
+and the queue overflows, the listen request is ended as if the client had gone away (and logged).
 """
 
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+import collections
+import logging
+from typing import Any, Final
 
 from msgspec import UNSET
 
@@ -37,8 +44,13 @@ from ._asgi import (
     send_json,
     wait_disconnect,
 )
+from .sessions import DEFAULT_STREAM_QUEUE, close_stream, coalescible
 
 __all__ = ["answer_stateless", "is_stateless"]
+
+logger = logging.getLogger("mcpkit.http")
+
+_LISTEN: Final = "subscriptions/listen"
 
 
 def is_stateless(request: jsonrpc.Request) -> bool:
@@ -49,9 +61,15 @@ def is_stateless(request: jsonrpc.Request) -> bool:
 
 
 async def answer_stateless(
-    endpoint: Endpoint, request: jsonrpc.Request, headers: dict[str, str], receive: Receive, send: Send
+    endpoint: Endpoint,
+    request: jsonrpc.Request,
+    headers: dict[str, str],
+    receive: Receive,
+    send: Send,
+    queue_limit: int = DEFAULT_STREAM_QUEUE,
 ) -> None:
-    """Answer one 2026-07-28 request, from the POST's own task."""
+    """Answer one 2026-07-28 request, from the POST's own task (a listen stream's notifications
+    queue up to *queue_limit* for a client that does not read them)."""
     try:
         params = request.params if isinstance(request.params, dict) else {}
         meta = params.get("_meta")
@@ -67,6 +85,9 @@ async def answer_stateless(
     task = asyncio.current_task()
     assert task is not None
     response = _StatelessResponse(send, receive, "text/event-stream" in headers.get("accept", ""), task)
+    if request.method == _LISTEN:
+        response.queue = collections.deque()
+        response.queue_limit = queue_limit
     # If the handler waits for anything, this runs and starts watching for a disconnect.
     watching = asyncio.get_running_loop().call_soon(response.watch)
     try:
@@ -85,13 +106,33 @@ async def answer_stateless(
         task.uncancel()  # our own doing: the client went away, nothing is left to answer
     finally:
         response.stop_watching()
+        if response.writer is not None:
+            response.writer.cancel()
+    if response.overflowed:
+        await close_stream(send, True)
 
 
 class _StatelessResponse:
     """The :class:`~mcpkit.kernel.Outbound` of one 2026-07-28 POST: what the handler sends before
     its result goes on the response, which becomes an event stream at the first message."""
 
-    __slots__ = ("_closed", "_lock", "_watch", "accepts_sse", "gone", "receive", "send", "streaming", "task")
+    __slots__ = (
+        "_closed",
+        "_lock",
+        "_waiting_changes",
+        "_wake",
+        "_watch",
+        "accepts_sse",
+        "gone",
+        "overflowed",
+        "queue",
+        "queue_limit",
+        "receive",
+        "send",
+        "streaming",
+        "task",
+        "writer",
+    )
 
     def __init__(self, send: Send, receive: Receive, accepts_sse: bool, task: asyncio.Task[Any]) -> None:
         self.send = send
@@ -103,6 +144,13 @@ class _StatelessResponse:
         self._closed: asyncio.Event | None = None
         self._lock: asyncio.Lock | None = None
         self._watch: asyncio.Task[None] | None = None
+        #: A listen stream's queue (None for any other request), its bound and its writer.
+        self.queue: collections.deque[bytes | None] | None = None
+        self.queue_limit = DEFAULT_STREAM_QUEUE
+        self.writer: asyncio.Task[None] | None = None
+        self.overflowed = False
+        self._wake: asyncio.Event | None = None
+        self._waiting_changes: set[bytes] = set()
 
     @property
     def closed(self) -> asyncio.Event:
@@ -138,6 +186,9 @@ class _StatelessResponse:
         note = jsonrpc.encode(
             jsonrpc.Notification(method=method, params=params if params is not None else UNSET)
         )
+        if self.queue is not None:
+            self._enqueue(note)
+            return
         if self._lock is None:
             self._lock = asyncio.Lock()
         async with self._lock:  # concurrent senders (ctx.gather) write whole events, one at a time
@@ -145,6 +196,60 @@ class _StatelessResponse:
                 self.streaming = True
                 await self.send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
             await event(self.send, note)
+
+    def _enqueue(self, item: bytes | None) -> None:
+        # A listen stream: never wait for the client; its writer task does.
+        assert self.queue is not None
+        if item is not None and coalescible(item):
+            if item in self._waiting_changes:
+                return  # the client has not heard of the last such change yet
+            self._waiting_changes.add(item)
+        if len(self.queue) >= self.queue_limit:
+            self._overflow()
+            raise ConnectionClosed("the client is not reading its listen stream")
+        self.queue.append(item)
+        if self._wake is None:
+            self._wake = asyncio.Event()
+        self._wake.set()
+        if self.writer is None:
+            self.writer = asyncio.get_running_loop().create_task(self._write_queue())
+
+    async def _write_queue(self) -> None:
+        assert self.queue is not None and self._wake is not None
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        while True:
+            while self.queue:
+                item = self.queue.popleft()
+                if item is not None:
+                    self._waiting_changes.discard(item)
+                async with self._lock:
+                    if item is None:  # the answer was the last event
+                        await end_body(self.send)
+                        return
+                    if not self.streaming:
+                        self.streaming = True
+                        await self.send(
+                            {"type": "http.response.start", "status": 200, "headers": SSE_HEADERS}
+                        )
+                    await event(self.send, item)
+            self._wake.clear()
+            await self._wake.wait()
+
+    def _overflow(self) -> None:
+        logger.warning(
+            "closing a subscriptions/listen stream: its client has not read %d notifications",
+            self.queue_limit,
+        )
+        self.overflowed = self.gone = True
+        if self.queue is not None:
+            self.queue.clear()
+            self._waiting_changes.clear()
+        if self._closed is not None:
+            self._closed.set()
+        if self.writer is not None:
+            self.writer.cancel()
+        self.task.cancel()
 
     async def request(
         self,
@@ -165,6 +270,11 @@ class _StatelessResponse:
     async def finish(self, status: int, body: bytes) -> None:
         """Send the answer: a JSON response, or the stream's last event."""
         self.stop_watching()
+        if self.writer is not None:  # a listen stream: the answer follows what is queued
+            self._enqueue(body)
+            self._enqueue(None)
+            await self.writer
+            return
         if not self.streaming:
             await send_json(self.send, status, body)
             return

@@ -1,0 +1,140 @@
+"""Serving the app with uvicorn, with the bounds uvicorn does not set by itself.
+
+uvicorn's fast HTTP parser (httptools) accumulates a request head for as long as it keeps coming: an
+unterminated 50 MB header line grows the process by more than that, and a connection that never
+finishes its head (or never sends one) is never timed out (``timeout_keep_alive`` only runs between
+requests). uvicorn's pure-Python ``h11`` parser does cap the head (``h11_max_incomplete_event_size``)
+but costs a third or more of the throughput and still has no head timeout. So the protocol below
+is httptools with two checks of its own, made per chunk read, outside the per-request path:
+
+* the head (request line and headers) of each request may be at most *max_header_bytes*; beyond
+  that the client gets 431 and the connection is closed, having cost at most that plus one read;
+* a head must be complete within *header_timeout* seconds of its first byte (or of the connection
+  opening); otherwise the connection is closed (408). Bodies have their own timeout in the app
+  (``body_timeout``), idle keep-alive connections uvicorn's ``timeout_keep_alive``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any, Final
+
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+__all__ = [
+    "DEFAULT_HEADER_TIMEOUT",
+    "DEFAULT_KEEP_ALIVE",
+    "DEFAULT_MAX_HEADER_BYTES",
+    "bounded_protocol",
+    "serve",
+]
+
+logger = logging.getLogger("mcpkit.http")
+
+DEFAULT_MAX_HEADER_BYTES: Final = 64 * 1024
+DEFAULT_HEADER_TIMEOUT: Final = 10.0
+DEFAULT_KEEP_ALIVE: Final = 5
+DEFAULT_SHUTDOWN_TIMEOUT: Final = 5
+
+
+def _reply(status: bytes) -> bytes:
+    return b"HTTP/1.1 " + status + b"\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+
+
+class _BoundedHttpTools(HttpToolsProtocol):
+    """httptools with a cap on the request head and a deadline for it (see the module docstring)."""
+
+    max_header_bytes: int = DEFAULT_MAX_HEADER_BYTES
+    header_timeout: float = DEFAULT_HEADER_TIMEOUT
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._head_bytes = 0
+        self._in_head = True  # waiting for (the rest of) a request head
+        self._head_timer: asyncio.TimerHandle | None = self.loop.call_later(
+            self.header_timeout, self._head_late
+        )
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._stop_head_timer()
+        super().connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        # Counted after parsing: a chunk that completes the head (with a body behind it) is fine.
+        if self._in_head and not self.transport.is_closing():
+            self._head_bytes += len(data)
+            if self._head_bytes > self.max_header_bytes:
+                logger.warning(
+                    "closing a connection whose request head exceeds %d bytes", self.max_header_bytes
+                )
+                self._refuse(b"431 Request Header Fields Too Large")
+            elif self._head_timer is None:
+                self._head_timer = self.loop.call_later(self.header_timeout, self._head_late)
+
+    def on_headers_complete(self) -> None:
+        self._in_head = False
+        self._head_bytes = 0
+        self._stop_head_timer()
+        super().on_headers_complete()
+
+    def on_response_complete(self) -> None:
+        self._in_head = True  # the next request's head, if any, starts now
+        super().on_response_complete()
+
+    def _stop_head_timer(self) -> None:
+        if self._head_timer is not None:
+            self._head_timer.cancel()
+            self._head_timer = None
+
+    def _head_late(self) -> None:
+        self._head_timer = None
+        if self._in_head and not self.transport.is_closing():
+            logger.info("closing a connection whose request head took over %g s", self.header_timeout)
+            self._refuse(b"408 Request Timeout")
+
+    def _refuse(self, status: bytes) -> None:
+        self._stop_head_timer()
+        self.transport.write(_reply(status))
+        self.transport.close()
+
+
+def bounded_protocol(max_header_bytes: int, header_timeout: float) -> type[asyncio.Protocol]:
+    """The httptools protocol class with these bounds."""
+    return type(
+        "BoundedHttpTools",
+        (_BoundedHttpTools,),
+        {"max_header_bytes": max_header_bytes, "header_timeout": header_timeout},
+    )
+
+
+def serve(
+    app: Any,
+    *,
+    host: str,
+    port: int,
+    max_header_bytes: int = DEFAULT_MAX_HEADER_BYTES,
+    header_timeout: float = DEFAULT_HEADER_TIMEOUT,
+    keep_alive_timeout: int = DEFAULT_KEEP_ALIVE,
+    shutdown_timeout: int = DEFAULT_SHUTDOWN_TIMEOUT,
+) -> None:
+    """Serve *app* with uvicorn until interrupted (blocking); on SIGTERM or SIGINT, requests
+    still running (listen streams, event streams to clients that do not read) get
+    *shutdown_timeout* seconds before they are cancelled."""
+    import uvicorn
+
+    # No proxy-header rewriting (the app never reads the client's address; it costs a middleware
+    # call per request) and no Server header (it only advertises the stack).
+    uvicorn.run(
+        app,
+        host=host,
+        port=port,
+        http=bounded_protocol(max_header_bytes, header_timeout),
+        timeout_keep_alive=keep_alive_timeout,
+        timeout_graceful_shutdown=shutdown_timeout,
+        log_level="warning",
+        lifespan="on",
+        proxy_headers=False,
+        server_header=False,
+    )

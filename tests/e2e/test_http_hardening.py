@@ -1,0 +1,601 @@
+"""Hostile and careless HTTP clients against a real ``mcpkit run --transport http`` on 127.0.0.1.
+
+Each test names the bound or the defect of issue 12 it proves. Slow readers are raw sockets with a
+small receive buffer that never call ``recv``; every wait is bounded by a deadline.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from ..conftest import free_port
+
+pytestmark = pytest.mark.e2e
+
+SERVER = '''
+import asyncio
+
+from mcpkit import Context, Server
+
+server = Server("hardening")
+LONG = "x" * 900
+
+
+@server.resource("note://{name}")
+def note(name: str) -> str:
+    return name
+
+
+@server.tool
+async def grow(times: int) -> str:
+    """Change the tool list 2 * times times."""
+    for _ in range(times):
+        server.add_tool(lambda: "spare", name="spare")
+        server.remove_tool("spare")
+    return f"changed {2 * times} times"
+
+
+@server.tool
+async def touch(rounds: int, count: int) -> str:
+    """Announce rounds * count updates of count distinct (long) resource URIs."""
+    for _ in range(rounds):
+        for i in range(count):
+            await server.notify_resource_updated(f"note://{LONG}{i}")
+        await asyncio.sleep(0)
+    return "touched"
+
+
+@server.tool
+async def nap(seconds: float, ctx: Context) -> str:
+    await ctx.info("napping")
+    await ctx.report_progress(0.5, 1.0)
+    await asyncio.sleep(seconds)
+    return "rested"
+
+
+@server.tool
+async def ask(ctx: Context) -> str:
+    await ctx.ping()  # a request to the client, answered by a POST of its own
+    return "pinged"
+'''
+
+LONG = "x" * 900
+META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+ACCEPT = "application/json, text/event-stream"
+
+
+@dataclass
+class Served:
+    url: str
+    port: int
+    pid: int
+    log: Path
+
+    def log_text(self) -> str:
+        return self.log.read_text(errors="replace")
+
+
+@contextmanager
+def serve(folder: Path, *flags: str) -> Iterator[Served]:
+    """The test server as a process, its stderr in a file (for what it logged)."""
+    script = folder / "hardening_server.py"
+    script.write_text(SERVER)
+    port = free_port()
+    log = folder / f"server-{port}.log"
+    command = [sys.executable, "-m", "mcpkit", "run", str(script), "--transport", "http", "--port", str(port)]
+    with log.open("wb") as sink:
+        proc = subprocess.Popen([*command, *flags], stdout=subprocess.DEVNULL, stderr=sink)
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                break
+        except OSError:
+            time.sleep(0.05)
+    try:
+        yield Served(f"http://127.0.0.1:{port}/mcp", port, proc.pid, log)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=5)
+            raise AssertionError("the server did not stop within 15 s of SIGTERM") from None
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    with serve(tmp_path_factory.mktemp("hardening")) as it:
+        yield it
+
+
+# -- clients ---------------------------------------------------------------------------------------
+
+
+def stateless(
+    method: str, params: dict[str, Any] | None = None, request_id: int = 1
+) -> tuple[bytes, dict[str, str]]:
+    body = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": {"_meta": META, **(params or {})}}
+    headers = {"Content-Type": "application/json", "Accept": ACCEPT, "MCP-Protocol-Version": "2026-07-28",
+               "Mcp-Method": method}  # fmt: skip
+    if method == "tools/call" and params is not None:
+        headers["Mcp-Name"] = params["name"]
+    return json.dumps(body).encode(), headers
+
+
+def call_2026(url: str, tool: str, timeout: float = 30, **arguments: Any) -> httpx.Response:
+    body, headers = stateless("tools/call", {"name": tool, "arguments": arguments})
+    return httpx.post(url, content=body, headers=headers, timeout=timeout)
+
+
+def listen_body(notifications: dict[str, Any], request_id: int = 1) -> tuple[bytes, dict[str, str]]:
+    return stateless("subscriptions/listen", {"notifications": notifications}, request_id)
+
+
+def never_read(port: int, body: bytes, headers: dict[str, str], method: str = "POST") -> socket.socket:
+    """A request from a client that will never read the answer (a small receive buffer, no recv)."""
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.connect(("127.0.0.1", port))
+    lines = [f"{method} /mcp HTTP/1.1", f"Host: 127.0.0.1:{port}", f"Content-Length: {len(body)}"]
+    lines += [f"{k}: {v}" for k, v in headers.items()]
+    sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode() + body)
+    return sock
+
+
+def wait_closed(sock: socket.socket, seconds: float) -> bool:
+    """Read *sock* to its end; whether the server closed it within *seconds*."""
+    sock.settimeout(0.5)
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            if not sock.recv(1 << 20):
+                return True
+        except TimeoutError:
+            continue
+        except OSError:
+            return True
+    return False
+
+
+class EventReader:
+    """An event stream read in a thread: every JSON-RPC message it carried, as it comes."""
+
+    def __init__(self, method: str, url: str, headers: dict[str, str], body: bytes | None = None) -> None:
+        self.messages: list[dict[str, Any]] = []
+        self.opened = threading.Event()
+        self.status = 0
+        self._client = httpx.Client(timeout=httpx.Timeout(10, read=None))
+        self._thread = threading.Thread(target=self._run, args=(method, url, headers, body), daemon=True)
+        self._thread.start()
+        assert self.opened.wait(10)
+
+    def _run(self, method: str, url: str, headers: dict[str, str], body: bytes | None) -> None:
+        try:
+            with self._client.stream(method, url, headers=headers, content=body) as response:
+                self.status = response.status_code
+                self.opened.set()
+                for line in response.iter_lines():
+                    if line.startswith("data: {"):
+                        self.messages.append(json.loads(line[6:]))
+        except (httpx.HTTPError, RuntimeError):
+            pass
+        finally:
+            self.opened.set()
+
+    def methods(self) -> list[str]:
+        return [m.get("method", "") for m in list(self.messages)]
+
+    def wait_for(self, method: str, seconds: float = 10) -> bool:
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            if method in self.methods():
+                return True
+            time.sleep(0.02)
+        return False
+
+    def close(self) -> None:
+        self._client.close()
+
+
+def initialize(url: str, version: str = "2025-11-25") -> dict[str, str]:
+    """A handshake-era session; the headers its requests carry."""
+    body = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
+            "params": {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}  # fmt: skip
+    answer = httpx.post(url, json=body, headers={"Accept": ACCEPT}, timeout=10)
+    assert answer.status_code == 200, answer.text
+    headers = {"Mcp-Session-Id": answer.headers["mcp-session-id"], "Accept": ACCEPT}
+    if version >= "2025-06-18":
+        headers["MCP-Protocol-Version"] = version
+    httpx.post(
+        url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers, timeout=10
+    )
+    return headers
+
+
+def session_post(url: str, headers: dict[str, str], message: Any, timeout: float = 30) -> httpx.Response:
+    return httpx.post(url, json=message, headers=headers, timeout=timeout)
+
+
+def final(answer: httpx.Response) -> Any:
+    """The last JSON-RPC message of an answer, JSON or an event stream (None if it has none)."""
+    if answer.headers.get("content-type") == "application/json":
+        return answer.json() if answer.content else None
+    data = [
+        json.loads(line[6:]) for line in answer.text.splitlines() if line.startswith("data: ") and line[6:]
+    ]
+    return data[-1] if data else None
+
+
+def tool_call(request_id: int, name: str, **arguments: Any) -> dict[str, Any]:
+    return {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": "tools/call",
+        "params": {"name": name, "arguments": arguments},
+    }
+
+
+def rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise AssertionError("no VmRSS")
+
+
+# -- 1. one slow reader stalls nobody --------------------------------------------------------------
+
+
+def test_an_unread_listen_stream_stalls_no_call_and_no_other_listener(served: Served) -> None:
+    """Issue 12 #1: 30,000 list changes while one listen stream is never read."""
+    body, headers = listen_body({"toolsListChanged": True})
+    slow = never_read(served.port, body, headers)
+    reader = EventReader("POST", served.url, headers, listen_body({"toolsListChanged": True}, 2)[0])
+    try:
+        assert reader.wait_for("notifications/subscriptions/acknowledged")
+        for _ in range(3):
+            started = time.monotonic()
+            answer = call_2026(served.url, "grow", timeout=20, times=5000)
+            assert answer.status_code == 200 and "changed 10000 times" in answer.text
+            assert time.monotonic() - started < 10
+        assert reader.wait_for("notifications/tools/list_changed")
+        before = len(reader.messages)
+        call_2026(served.url, "grow", times=1)
+        deadline = time.monotonic() + 10
+        while len(reader.messages) == before and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert len(reader.messages) > before  # still hearing of changes after 30,000 of them
+        started = time.monotonic()
+        assert call_2026(served.url, "nap", seconds=0).status_code == 200
+        assert time.monotonic() - started < 2
+    finally:
+        reader.close()
+        slow.close()
+
+
+def test_an_unread_listen_stream_that_overflows_is_ended(tmp_path: Path) -> None:
+    """stream_queue_limit: distinct updates pile up for a client that does not read; its listen
+    request is ended and logged, the connection closed, and the other listener keeps hearing."""
+    with serve(tmp_path, "--stream-queue-limit", "16") as served:
+        uris = [f"note://{LONG}{i}" for i in range(64)]
+        slow = never_read(served.port, *listen_body({"resourceSubscriptions": uris}))
+        reader = EventReader("POST", served.url, listen_body({"resourceSubscriptions": uris[:4]}, 2)[1],
+                             listen_body({"resourceSubscriptions": uris[:4]}, 2)[0])  # fmt: skip
+        try:
+            assert reader.wait_for("notifications/subscriptions/acknowledged")
+            started = time.monotonic()
+            answer = call_2026(served.url, "touch", timeout=20, rounds=300, count=64)
+            assert answer.status_code == 200 and time.monotonic() - started < 10
+            deadline = time.monotonic() + 10
+            while (
+                "closing a subscriptions/listen stream" not in served.log_text()
+                and time.monotonic() < deadline
+            ):
+                time.sleep(0.05)
+            assert "closing a subscriptions/listen stream" in served.log_text()
+            assert wait_closed(slow, 15)  # ended: what was written, then the end of the connection
+            assert reader.wait_for("notifications/resources/updated")
+            before = len(reader.messages)
+            call_2026(served.url, "touch", rounds=1, count=4)
+            deadline = time.monotonic() + 10
+            while len(reader.messages) == before and time.monotonic() < deadline:
+                time.sleep(0.02)
+            assert len(reader.messages) > before
+            assert "Traceback" not in served.log_text()
+        finally:
+            reader.close()
+            slow.close()
+
+
+def test_an_unread_get_stream_stalls_no_session_and_overflows_alone(tmp_path: Path) -> None:
+    """Handshake era: session A never reads its GET stream; B's list changes and updates return at
+    once, B's own GET stream keeps receiving, and A's stream is ended when its queue overflows."""
+    with serve(tmp_path, "--stream-queue-limit", "16") as served:
+        a, b = initialize(served.url), initialize(served.url)
+        uris = [f"note://{LONG}{i}" for i in range(64)]
+        for index, uri in enumerate(uris):
+            subscribe = {
+                "jsonrpc": "2.0",
+                "id": 100 + index,
+                "method": "resources/subscribe",
+                "params": {"uri": uri},
+            }
+            assert session_post(served.url, a, subscribe).status_code == 200
+        slow = never_read(served.port, b"", a, method="GET")
+        reader = EventReader("GET", served.url, b)
+        try:
+            assert reader.status == 200
+            started = time.monotonic()
+            assert (
+                session_post(served.url, b, tool_call(1, "grow", times=15000), timeout=30).status_code == 200
+            )
+            assert time.monotonic() - started < 15
+            assert reader.wait_for("notifications/tools/list_changed")
+            answer = session_post(served.url, b, tool_call(2, "touch", rounds=300, count=64), timeout=20)
+            assert answer.status_code == 200 and time.monotonic() - started < 25
+            deadline = time.monotonic() + 10
+            while "closing its event stream" not in served.log_text() and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert "closing its event stream" in served.log_text()
+            assert wait_closed(slow, 15)
+            # A is still a session: it can call, and open its GET stream again.
+            assert final(session_post(served.url, a, tool_call(3, "nap", seconds=0)))["result"]["content"]
+            again = EventReader("GET", served.url, a)
+            assert again.status == 200
+            again.close()
+            assert "Traceback" not in served.log_text()
+        finally:
+            reader.close()
+            slow.close()
+
+
+# -- 2. bounded buffers ----------------------------------------------------------------------------
+
+
+def test_an_unterminated_50_mb_header_line_costs_no_memory(served: Served) -> None:
+    """max_header_bytes (64 KiB): the connection gets 431 and is closed after the first 64 KiB
+    (httptools alone grew the process by 86 MB for this header)."""
+    before = rss_mb(served.pid)
+    sock = socket.create_connection(("127.0.0.1", served.port))
+    sock.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: ")
+    sent, chunk, refused = 0, b"a" * 65536, False
+    sock.settimeout(5)
+    try:
+        while sent < 50 * 1024 * 1024:
+            sock.sendall(chunk)
+            sent += len(chunk)
+    except OSError:
+        refused = True
+    grown = rss_mb(served.pid) - before
+    reply = b""
+    with contextlib.suppress(OSError):
+        reply = sock.recv(1024)
+    sock.close()
+    assert refused and sent < 8 * 1024 * 1024, sent
+    assert grown < 5, f"the server grew by {grown:.1f} MB"
+    assert reply == b"" or reply.startswith(b"HTTP/1.1 431")
+    assert call_2026(served.url, "nap", seconds=0).status_code == 200
+
+
+def test_sessions_are_capped_and_the_open_ones_unaffected(tmp_path: Path) -> None:
+    """max_sessions: initialize beyond the cap gets 503, Retry-After and a JSON-RPC error."""
+    with serve(tmp_path, "--max-sessions", "3") as served:
+        sessions = [initialize(served.url) for _ in range(3)]
+        body = {"jsonrpc": "2.0", "id": 7, "method": "initialize",
+                "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "x", "version": "1"}}}  # fmt: skip
+        refused = httpx.post(served.url, json=body, headers={"Accept": ACCEPT}, timeout=10)
+        assert refused.status_code == 503 and refused.headers["retry-after"].isdigit()
+        assert refused.json()["id"] == 7 and refused.json()["error"]["code"] == -32000
+        sse = httpx.get(f"http://127.0.0.1:{served.port}/sse", timeout=10)
+        assert sse.status_code == 503
+        for index, headers in enumerate(sessions):
+            assert session_post(served.url, headers, tool_call(index, "nap", seconds=0)).status_code == 200
+        assert httpx.delete(served.url, headers=sessions[0], timeout=10).status_code == 200
+        assert httpx.post(served.url, json=body, headers={"Accept": ACCEPT}, timeout=10).status_code == 200
+
+
+def test_requests_in_flight_per_session_are_capped_without_deadlock(tmp_path: Path) -> None:
+    """max_requests_per_session: one more request is answered with -32000 at once; answers to the
+    server's own requests never count, so a handler waiting on the client finishes."""
+    with serve(tmp_path, "--max-requests-per-session", "2") as served:
+        headers = initialize(served.url)
+        json_only = {**headers, "Accept": "application/json"}
+        with ThreadPoolExecutor(2) as pool:
+            naps = [
+                pool.submit(session_post, served.url, json_only, tool_call(i, "nap", seconds=1.5))
+                for i in (1, 2)
+            ]
+            deadline = time.monotonic() + 5
+            while time.monotonic() < deadline:
+                started = time.monotonic()
+                extra = session_post(served.url, headers, tool_call(3, "nap", seconds=0), timeout=5)
+                if "error" in final(extra):
+                    break
+                time.sleep(0.02)
+            assert final(extra)["error"]["code"] == -32000 and time.monotonic() - started < 1
+            assert all(f.result().json()["result"]["content"][0]["text"] == "rested" for f in naps)
+        # At the cap, a tool that asks the client (ping) still gets its answer.
+        limited = initialize(served.url)
+        with httpx.stream(
+            "POST", served.url, json=tool_call(9, "ask"), headers=limited, timeout=10
+        ) as stream:
+            seen: list[dict[str, Any]] = []
+            for line in stream.iter_lines():
+                if not line.startswith("data: {"):
+                    continue
+                message = json.loads(line[6:])
+                seen.append(message)
+                if message.get("method") == "ping":
+                    second = session_post(served.url, limited, tool_call(10, "nap", seconds=0))
+                    assert second.status_code == 200  # one in flight + this one: within the cap
+                    answer = {"jsonrpc": "2.0", "id": message["id"], "result": {}}
+                    assert session_post(served.url, limited, answer).status_code == 202
+                if "result" in message:
+                    break
+        assert seen[-1]["result"]["content"][0]["text"] == "pinged"
+
+
+# -- 3. protocol edges -----------------------------------------------------------------------------
+
+
+def test_a_post_that_is_not_json_gets_415_in_every_era(served: Served) -> None:
+    body, headers = stateless("tools/list")
+    assert (
+        httpx.post(served.url, content=body, headers={**headers, "Content-Type": "text/plain"}).status_code
+        == 415
+    )
+    no_type = {k: v for k, v in headers.items() if k != "Content-Type"}
+    assert httpx.post(served.url, content=body, headers=no_type).status_code == 415
+    assert (
+        httpx.post(
+            served.url, content=body, headers={**headers, "Content-Type": "application/json; charset=utf-8"}
+        ).status_code
+        == 200
+    )
+    session = initialize(served.url)
+    message = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+    typed = {**session, "Content-Type": "text/plain"}
+    assert httpx.post(served.url, content=message, headers=typed).status_code == 415
+    with httpx.stream("GET", f"http://127.0.0.1:{served.port}/sse", timeout=10) as sse:
+        endpoint = next(line[6:] for line in sse.iter_lines() if line.startswith("data: "))
+        posted = httpx.post(f"http://127.0.0.1:{served.port}{endpoint}", content=message,
+                            headers={"Content-Type": "text/plain"})  # fmt: skip
+        assert posted.status_code == 415
+
+
+def test_stalled_connections_time_out(tmp_path: Path) -> None:
+    """header_timeout, body_timeout and keep_alive_timeout: a connection that sends nothing, half
+    a head, half a body, or stays idle after an answer is closed."""
+    flags = ("--header-timeout", "0.5", "--body-timeout", "0.5", "--keep-alive-timeout", "1")
+    with serve(tmp_path, *flags) as served:
+        silent = socket.create_connection(("127.0.0.1", served.port))
+        half_head = socket.create_connection(("127.0.0.1", served.port))
+        half_head.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        body, headers = stateless("tools/list")
+        half_body = socket.create_connection(("127.0.0.1", served.port))
+        head = [f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: {len(body)}\r\n"]
+        head += [f"{k}: {v}\r\n" for k, v in headers.items()]
+        half_body.sendall(("".join(head) + "\r\n").encode() + body[:10])
+        idle = socket.create_connection(("127.0.0.1", served.port))
+        idle.sendall(("".join(head) + "\r\n").encode() + body)
+        started = time.monotonic()
+        for sock in (silent, half_head, idle):
+            assert wait_closed(sock, 5)
+        half_body.settimeout(5)
+        assert half_body.recv(1024).startswith(b"HTTP/1.1 408")
+        assert time.monotonic() - started < 5
+        for sock in (silent, half_head, half_body, idle):
+            sock.close()
+        assert call_2026(served.url, "nap", seconds=0).status_code == 200
+
+
+def test_an_out_of_range_port_is_a_clear_cli_error(tmp_path: Path) -> None:
+    script = tmp_path / "server.py"
+    script.write_text(SERVER)
+    done = subprocess.run([sys.executable, "-m", "mcpkit", "run", str(script), "--transport", "http", "--port", "80000"],
+                          capture_output=True, text=True, timeout=30)  # fmt: skip
+    assert done.returncode == 2 and "port 80000 is out of range (1-65535)" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+# -- 4. issue 12's defects that the one path removed, proved over the real transport -------------
+
+
+def test_a_change_in_one_session_reaches_the_others_get_stream_not_its_own_answer(served: Served) -> None:
+    """Issue 12 #3: B's change went into B's POST response, once per other session."""
+    a, b = initialize(served.url), initialize(served.url)
+    stream_a = EventReader("GET", served.url, a)
+    try:
+        answer = session_post(served.url, b, tool_call(1, "grow", times=1))
+        assert answer.headers["content-type"] == "application/json"
+        assert answer.json()["result"]["content"][0]["text"] == "changed 2 times"
+        assert "list_changed" not in answer.text
+        assert stream_a.wait_for("notifications/tools/list_changed")
+    finally:
+        stream_a.close()
+
+
+def test_cancellation_racing_completion_answers_cleanly(served: Served) -> None:
+    """Issue 12 #4: 30 races of notifications/cancelled against the end of the call; each POST is
+    answered (200; an event stream, once the tool has logged, which ends without the answer if the
+    cancellation won) or accepted (202), never 500, and nothing is logged with a traceback."""
+    headers = initialize(served.url)
+    outcomes: set[int | str] = set()
+    with ThreadPoolExecutor(2) as pool:
+        for index in range(30):
+            call = pool.submit(
+                session_post, served.url, headers, tool_call(1000 + index, "nap", seconds=(index % 5) / 500)
+            )
+            time.sleep((index % 7) / 1000)
+            cancel = {
+                "jsonrpc": "2.0",
+                "method": "notifications/cancelled",
+                "params": {"requestId": 1000 + index},
+            }
+            assert session_post(served.url, headers, cancel).status_code == 202
+            answer = call.result(timeout=10)
+            assert answer.status_code in (200, 202), answer.status_code
+            assert answer.text.count(f'"id":{1000 + index}') <= 1
+            if answer.headers.get("content-type") == "application/json" and answer.status_code == 200:
+                assert final(answer)["result"]["content"][0]["text"] == "rested"
+            outcomes.add(answer.status_code if final(answer) is None else "answered")
+    assert outcomes  # (which outcomes occur depends on timing; every one of them is clean)
+    assert "Traceback" not in served.log_text() and "500" not in served.log_text()
+
+
+def test_2025_03_26_batch_members_log_report_progress_run_concurrently_and_cancel(served: Served) -> None:
+    """Issue 12 #5: members that log and report progress work, run at once (two 0.5 s naps
+    finish in well under 1 s), and can be cancelled."""
+    headers = initialize(served.url, "2025-03-26")
+    level = {"jsonrpc": "2.0", "id": 1, "method": "logging/setLevel", "params": {"level": "info"}}
+    assert session_post(served.url, headers, level).status_code == 200
+    batch = [tool_call(2, "nap", seconds=0.5), tool_call(3, "nap", seconds=0.5)]
+    batch[0]["params"]["_meta"] = {"progressToken": "p2"}
+    started = time.monotonic()
+    answer = session_post(served.url, headers, batch)
+    elapsed = time.monotonic() - started
+    assert answer.status_code == 200 and elapsed < 0.9, elapsed
+    messages = [json.loads(line[6:]) for line in answer.text.splitlines() if line.startswith("data: ")]
+    if answer.headers["content-type"] == "application/json":
+        messages = [answer.json()]
+    methods = [m.get("method") for m in messages if isinstance(m, dict)]
+    assert "notifications/message" in methods and "notifications/progress" in methods
+    answers = next(m for m in messages if isinstance(m, list))
+    assert sorted(a["id"] for a in answers) == [2, 3]
+    assert all(a["result"]["content"][0]["text"] == "rested" for a in answers)
+    # Cancelling one member: the batch is answered without it, at once.
+    with ThreadPoolExecutor(1) as pool:
+        started = time.monotonic()
+        pending = pool.submit(
+            session_post,
+            served.url,
+            headers,
+            [tool_call(4, "nap", seconds=30), tool_call(5, "nap", seconds=0.2)],
+        )
+        time.sleep(0.1)
+        cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 4}}
+        assert session_post(served.url, headers, cancel).status_code == 202
+        answer = pending.result(timeout=10)
+    assert time.monotonic() - started < 5
+    lines = [json.loads(line[6:]) for line in answer.text.splitlines() if line.startswith("data: [")]
+    final = lines[-1] if lines else answer.json()
+    assert [a["id"] for a in final] == [5]
