@@ -22,6 +22,10 @@ from mcpkit.server._base import RateLimit
 from mcpkit.transports.memory import memory_pair
 
 _serving: set[asyncio.Future[None]] = set()
+META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
 
 
 def run(coro: Any) -> Any:
@@ -93,6 +97,32 @@ def test_traversal_is_refused_before_the_handler_runs(uri: str, version: str | N
         assert calls == []
 
     run(main())
+
+
+def test_traversal_is_refused_over_stdio(tmp_path: Path) -> None:
+    path = tmp_path / "server.py"
+    path.write_text(
+        textwrap.dedent("""
+        from mcpkit import Server
+        server = Server("t")
+        @server.resource("files://{path}")
+        def read(path: str) -> str:
+            raise SystemExit("the handler ran")
+        """)
+    )
+    lines = b"".join(
+        json.dumps(
+            {"jsonrpc": "2.0", "id": index, "method": "resources/read", "params": {"uri": uri, "_meta": META}}
+        ).encode()
+        + b"\n"
+        for index, uri in enumerate(["files://..%2F..%2Fetc%2Fpasswd", "files://%2e%2e%2f", "files://%2Fetc"])
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "mcpkit", "run", str(path)], input=lines, capture_output=True, timeout=30
+    )
+    answers = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert [a["error"]["code"] for a in answers] == [-32602] * 3
+    assert proc.returncode == 0 and b"the handler ran" not in proc.stderr
 
 
 @pytest.mark.parametrize(
