@@ -187,7 +187,7 @@ def test_client_vanishing_mid_stream_ends_the_server_cleanly() -> None:
 
 
 def test_never_reading_client_back_pressures_the_server_and_loses_nothing() -> None:
-    count, size = 100_000, 1000  # ~110 MB of notifications if the server buffered them all
+    count, size = 100_000, 1000  # ~110 MB of log notifications if the server buffered them all
     proc = subprocess.Popen(SERVE, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     assert proc.stdin is not None and proc.stdout is not None
     try:
@@ -196,7 +196,8 @@ def test_never_reading_client_back_pressures_the_server_and_loses_nothing() -> N
         while json.loads(proc.stdout.readline()).get("id") != 1:
             pass
         baseline = rss_kib(proc.pid)
-        proc.stdin.write(call_line(2, "chatter", {"count": count, "size": size}, progressToken="p"))
+        logs = {"io.modelcontextprotocol/logLevel": "debug"}
+        proc.stdin.write(call_line(2, "chatter", {"count": count, "size": size, "log": True}, **logs))
         proc.stdin.flush()
         time.sleep(2.0)  # not reading: without back-pressure the server queues it all by now
         grown = rss_kib(proc.pid) - baseline
@@ -206,7 +207,7 @@ def test_never_reading_client_back_pressures_the_server_and_loses_nothing() -> N
             message = json.loads(proc.stdout.readline())
             if message.get("id") == 2:
                 break
-            assert message["params"]["progress"] == seen
+            assert message["method"] == "notifications/message" and message["params"]["data"]["index"] == seen
             seen += 1
         assert seen == count and message["result"]["content"][0]["text"] == f"sent {count}"
     finally:

@@ -73,11 +73,14 @@ def state() -> dict[str, bool]:
 
 
 @server.tool
-async def chatter(ctx: Context, count: int, size: int = 1000) -> str:
-    """Send *count* progress notifications of about *size* bytes each."""
+async def chatter(ctx: Context, count: int, size: int = 1000, log: bool = False) -> str:
+    """Send *count* progress notifications (or log messages) of about *size* bytes each."""
     pad = "x" * size
     for index in range(count):
-        await ctx.report_progress(index, count, pad)
+        if log:
+            await ctx.info({"index": index, "pad": pad})
+        else:
+            await ctx.report_progress(index, count, pad)
     return f"sent {count}"
 
 
