@@ -23,6 +23,7 @@ from mcpkit._connection import META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, 
 from mcpkit._errors import (
     INVALID_PARAMS,
     INVALID_REQUEST,
+    METHOD_NOT_FOUND,
     UNSUPPORTED_PROTOCOL_VERSION,
     InvalidParams,
     RemoteProtocolError,
@@ -34,7 +35,7 @@ from mcpkit._versions import SUPPORTED_VERSIONS, Era
 from mcpkit.session import Peer
 from mcpkit.transports.memory import memory_pair
 
-ADMIT_CODES = {INVALID_REQUEST, INVALID_PARAMS, UNSUPPORTED_PROTOCOL_VERSION}
+ADMIT_CODES = {INVALID_REQUEST, INVALID_PARAMS, UNSUPPORTED_PROTOCOL_VERSION, METHOD_NOT_FOUND}
 # Forward order of the handshake lifecycle.
 RANK = {State.IDLE: 0, State.INITIALIZING: 1, State.INITIALIZED: 2, State.READY: 3}
 
@@ -59,7 +60,9 @@ def test_mrtr_table_only_ends_in_done() -> None:
 # -- ServerConnection --------------------------------------------------------------------------------
 
 versions = st.sampled_from([*SUPPORTED_VERSIONS, "1999-01-01", ""]) | st.integers() | st.none()
-capabilities = st.just({}) | st.just({"roots": {}}) | st.none() | st.just([]) | st.text(max_size=3)
+capabilities: st.SearchStrategy[Any] = (
+    st.just({}) | st.just({"roots": {}}) | st.none() | st.just([]) | st.text(max_size=3)
+)
 methods = st.sampled_from(["ping", "tools/list", "tools/call", "server/discover", "initialize", "nope", ""])
 
 
@@ -139,6 +142,9 @@ def test_admit_answers_a_scope_or_a_valid_error_and_never_goes_back(sequence: li
                 assert scope.code in ADMIT_CODES, scope
                 if request.method == "initialize" and not stateless and before_state is State.IDLE:
                     assert scope.code == INVALID_PARAMS
+                # Only the stateless era's non-existent initialize is refused as an unknown method.
+                if scope.code == METHOD_NOT_FOUND:
+                    assert stateless and request.method == "initialize"
                 # A refused request leaves the lifecycle where it was.
                 assert _snapshot(conn) == (before_state, before_session)
             else:
@@ -197,7 +203,7 @@ def _receive(conn: ServerConnection, data: bytes) -> object:
 
 POOL: list[RequestId] = [1, 2, 3, "a", "1"]
 json_ids = st.sampled_from(POOL)
-call_methods = st.sampled_from(["echo", "slow", "fail", "crash", "nope"])
+call_methods = st.sampled_from(["echo", "slow", "fail", "crash", "raise", "nope"])
 junk_values = st.sampled_from(
     [
         42,
@@ -253,6 +259,12 @@ async def _handler(gate: asyncio.Event, request: Request) -> Any:
     raise RPCError(-32601, f"Method not found: {request.method}")
 
 
+def _on_request(gate: asyncio.Event, request: Request) -> Any:
+    if request.method == "raise":  # a bug in on_request itself, before any coroutine exists
+        raise AssertionError("on_request failed")
+    return _handler(gate, request)
+
+
 def _expected(data: bytes, owed: Counter[Any], cancels: Counter[Any]) -> None:
     """Count what *data* is owed: one answer per request and per refused line or member."""
     try:
@@ -266,7 +278,7 @@ def _expected(data: bytes, owed: Counter[Any], cancels: Counter[Any]) -> None:
         elif isinstance(event, Request):
             owed[event.id] += 1
         elif isinstance(event, Notification) and event.method == "notifications/cancelled":
-            rid = (event.params or {}).get("requestId")  # type: ignore[union-attr]
+            rid = (event.params or {}).get("requestId")
             if rid in POOL and type(rid) in (int, str):
                 cancels[rid] += 1
 
@@ -279,7 +291,7 @@ def _items(raw: bytes) -> list[Any]:
 async def _serve(sent: list[bytes]) -> tuple[Counter[Any], list[Any]]:
     client, server = memory_pair()
     gate = asyncio.Event()
-    peer = Peer(server, on_request=lambda request: _handler(gate, request), decode=decode)
+    peer = Peer(server, on_request=lambda request: _on_request(gate, request), decode=decode)
     runner = asyncio.get_running_loop().create_task(peer.run())
     for data in sent:
         await client.send(data)
@@ -354,3 +366,22 @@ def test_a_request_cancelled_before_its_task_runs_leaves_no_unawaited_coroutine(
     batch = json.dumps([{"jsonrpc": "2.0", "id": 2, "method": "echo"}, json.loads(_cancel(2))]).encode()
     answers, seen = asyncio.run(_serve([call, batch]))
     assert answers[2] == 0, seen
+
+
+def test_on_request_raising_keeps_the_peer_serving() -> None:
+    """A bug in on_request (not an RPCError) is answered -32603; it once escaped run() and ended the
+    connection: a stdio server died on an initialize carrying 2026-07-28 _meta."""
+    answers, seen = asyncio.run(_serve([json.dumps({"jsonrpc": "2.0", "id": 1, "method": "raise"}).encode()]))
+    assert answers[1] == 1 and seen[0]["error"]["code"] == -32603, seen
+
+
+def test_a_2026_initialize_is_method_not_found_and_opens_nothing() -> None:
+    conn = ServerConnection()
+    params = {
+        "_meta": {META_PROTOCOL_VERSION: "2026-07-28", META_CLIENT_CAPABILITIES: {}},
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+    }
+    refused = _admit(conn, Request(id=1, method="initialize", params=params))
+    assert isinstance(refused, RPCError) and refused.code == METHOD_NOT_FOUND
+    assert _snapshot(conn) == (State.IDLE, None)

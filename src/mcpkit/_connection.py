@@ -23,6 +23,7 @@ from ._errors import (
     INVALID_REQUEST,
     InvalidParams,
     InvalidRequest,
+    MethodNotFound,
     RemoteProtocolError,
     UnsupportedProtocolVersion,
 )
@@ -120,12 +121,20 @@ class ServerConnection:
         is on its way.
 
         Raises:
-            RPCError: the answer to send instead of handling the request (-32600, -32602, -32022).
+            RPCError: the answer to send instead of handling the request (-32600, -32601 for a
+                2026-07-28 ``initialize``, -32602, -32022).
         """
         params = request.params if isinstance(request.params, dict) else _EMPTY
         meta = params.get("_meta")
         if isinstance(meta, dict) and META_PROTOCOL_VERSION in meta:
-            return self._stateless_scope(meta)
+            scope = self._stateless_scope(meta)
+            if request.method == "initialize":
+                # The stateless era has no initialize; answering it would open a handshake
+                # session from a request that never entered the handshake lifecycle.
+                raise MethodNotFound(
+                    f"Method not found: initialize (not part of protocol revision {scope.version})"
+                )
+            return scope
         if request.method == "initialize":
             return self._begin_handshake(params)
         if request.method == "server/discover":

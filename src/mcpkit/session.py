@@ -343,7 +343,7 @@ class Peer:
             return
         try:
             work = self._handle(request)
-        except RPCError as exc:
+        except Exception as exc:  # an RPCError is the answer; anything else a bug, answered -32603
             self._spawn(self._send_quietly(error_response(request.id, exc), request.id, True))
             return
         request_id = request.id
@@ -396,7 +396,7 @@ class Peer:
             )
         try:
             work = self._handle(request)
-        except RPCError as exc:
+        except Exception as exc:  # as in _start: a bug in on_request must not end the read loop
             return ready(error_response(request.id, exc))
         request_id = request.id
         task = self._spawn(_outcome(request_id, work))

@@ -376,7 +376,7 @@ CASES: Final[list[Case]] = [
             "tools/list",
             params={"_meta": {**META_2026, "io.modelcontextprotocol/protocolVersion": "1999-01-01"}},
         ),
-        {STATELESS: Expect(400, UNSUPPORTED_VERSION)},
+        {STATELESS: Expect(400, UNSUPPORTED_VERSION), STDIO: Expect(None, UNSUPPORTED_VERSION)},
         meta=False,
         headers={"MCP-Protocol-Version": "1999-01-01"},
     ),
@@ -385,14 +385,29 @@ CASES: Final[list[Case]] = [
         _call(
             "tools/list", params={"_meta": {**META_2026, "io.modelcontextprotocol/protocolVersion": 20260728}}
         ),
-        {STATELESS: Expect(400, UNSUPPORTED_VERSION)},
+        {STATELESS: Expect(400, UNSUPPORTED_VERSION), STDIO: Expect(None, UNSUPPORTED_VERSION)},
         meta=False,
     ),
     Case(
         "meta-without-capabilities",
         _call("tools/list", params={"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}),
-        {STATELESS: Expect(400, PARAMS)},
+        {STATELESS: Expect(400, PARAMS), STDIO: Expect(None, PARAMS)},
         meta=False,
+    ),
+    # A dual-era server "MAY serve both eras concurrently on the same endpoint or process": on the
+    # stdio connection opened with initialize, a request with modern _meta is served statelessly.
+    Case(
+        "modern-request-on-stdio",
+        _call("tools/list", params={"_meta": META_2026}),
+        {STDIO: Expect(None, RESULT)},
+    ),
+    Case(
+        "modern-initialize-in-handshake-connection",
+        _call("initialize", params={"_meta": META_2026, "protocolVersion": "2025-11-25", "capabilities": {}}),
+        {STDIO: Expect(None, NOT_FOUND), SSE: Expect(202, NOT_FOUND)},
+    ),
+    Case(
+        "modern-ping-on-stdio", _call("ping", params={"_meta": META_2026}), {STDIO: Expect(None, NOT_FOUND)}
     ),
     Case(
         "meta-not-an-object",
