@@ -385,3 +385,113 @@ def test_a_2026_initialize_is_method_not_found_and_opens_nothing() -> None:
     refused = _admit(conn, Request(id=1, method="initialize", params=params))
     assert isinstance(refused, RPCError) and refused.code == METHOD_NOT_FOUND
     assert _snapshot(conn) == (State.IDLE, None)
+
+
+# -- a real Server behind the Peer ------------------------------------------------------------------
+
+_MODERN_META = {META_PROTOCOL_VERSION: "2026-07-28", META_CLIENT_CAPABILITIES: {}}
+server_messages = st.one_of(
+    st.builds(
+        lambda i, v, meta: {
+            "jsonrpc": "2.0",
+            "id": i,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": v,
+                "capabilities": {},
+                "clientInfo": {"name": "f", "version": "1"},
+                **({"_meta": _MODERN_META} if meta else {}),
+            },
+        },
+        json_ids,
+        st.sampled_from([*SUPPORTED_VERSIONS, "1999-01-01"]),
+        st.booleans(),
+    ),
+    st.builds(
+        lambda i, m, meta, p: {
+            "jsonrpc": "2.0",
+            "id": i,
+            "method": m,
+            "params": {**p, **({"_meta": _MODERN_META} if meta else {})},
+        },
+        json_ids,
+        st.sampled_from(
+            [
+                "ping",
+                "tools/list",
+                "tools/call",
+                "server/discover",
+                "logging/setLevel",
+                "resources/list",
+                "prompts/list",
+                "completion/complete",
+                "resources/read",
+                "subscriptions/listen",
+                "tasks/get",
+            ]
+        ),
+        st.booleans(),
+        st.sampled_from(
+            [
+                {},
+                {"name": "add", "arguments": {"a": 1, "b": 2}},
+                {"name": "add", "arguments": {"a": "x"}},
+                {"name": "add"},
+                {"name": 7},
+                {"level": "debug"},
+                {"level": 3},
+                {"uri": 5},
+                {"cursor": "junk"},
+                {"taskId": "nope"},
+                {"ref": {"type": "ref/prompt"}},
+            ]
+        ),
+    ),
+    st.just({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    st.builds(
+        lambda r: {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": r}},
+        json_ids,
+    ),
+    st.builds(lambda i: {"jsonrpc": "2.0", "id": i, "result": {}}, json_ids),
+    junk_values,
+)
+server_lines = st.one_of(
+    server_messages.map(lambda v: json.dumps(v).encode()),
+    st.lists(server_messages, min_size=1, max_size=3).map(lambda v: json.dumps(v).encode()),
+    st.binary(min_size=1, max_size=20),
+)
+
+
+async def _serve_real(sent: list[bytes]) -> list[Any]:
+    from mcpkit import Server
+
+    server = Server("fuzz", "1.0.0")
+
+    @server.tool
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    client, theirs = memory_pair()
+    serving = asyncio.get_running_loop().create_task(server.serve(theirs, drain_seconds=1))
+    for data in sent:
+        await client.send(data)
+        await asyncio.sleep(0)
+    final = {"jsonrpc": "2.0", "id": "final", "method": "tools/list", "params": {"_meta": _MODERN_META}}
+    await client.send(json.dumps(final).encode())
+    seen: list[Any] = []
+    while not any(isinstance(m, dict) and m.get("id") == "final" for m in seen):
+        seen.extend(_items(await asyncio.wait_for(client.receive(), 5)))
+    await client.aclose()
+    await asyncio.wait_for(serving, 5)
+    return seen
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(server_lines, min_size=1, max_size=8))
+def test_a_real_server_never_fails_internally_and_keeps_serving(sent: list[bytes]) -> None:
+    """Whatever arrives, in either era: no -32603 (a bug answered), and a final call is answered."""
+    seen = asyncio.run(_serve_real(sent))
+    internal = [m for m in seen if isinstance(m, dict) and (m.get("error") or {}).get("code") == -32603]
+    assert not internal, internal
+    [final] = [m for m in seen if isinstance(m, dict) and m.get("id") == "final"]
+    assert "result" in final, final
