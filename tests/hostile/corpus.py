@@ -581,6 +581,15 @@ CASES: Final[list[Case]] = [
         prelude=SLOW,
         prelude_in="other",
     ),
+    # notifications/cancelled names a request of the sender's own: one in flight in another session
+    # must go on (the harness checks that the slow call still completes with its result).
+    Case(
+        "cross-session-cancel",
+        _note("notifications/cancelled", {"requestId": "slow-1", "reason": "not yours"}),
+        {SESSION: Expect(202, NOTHING), BATCH: Expect(202, NOTHING), SSE: Expect(202, NOTHING)},
+        prelude=SLOW,
+        prelude_in="other",
+    ),
 ]
 
 
