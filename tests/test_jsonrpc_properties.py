@@ -182,7 +182,9 @@ def test_a_batch_keeps_bad_members_in_place(members: list[tuple[bool, Event, Any
 @given(ids, methods)
 def test_a_bad_member_keeps_its_readable_id(request_id: int | str, method: str) -> None:
     """So its error answer is addressed: a request whose params are wrong still names its id."""
-    [error] = decode(json.dumps([{"jsonrpc": "2.0", "id": request_id, "method": method, "params": [1]}]))
+    decoded = decode(json.dumps([{"jsonrpc": "2.0", "id": request_id, "method": method, "params": [1]}]))
+    assert isinstance(decoded, list)
+    [error] = decoded
     assert isinstance(error, RemoteProtocolError) and error.request_id == request_id
 
 
