@@ -341,3 +341,105 @@ def test_http_sse_answers_and_cancellations_ride_the_one_stream() -> None:
         await asyncio.wait_for(stream.task, 5)
 
     asyncio.run(main())
+
+
+class Stuck(Exchange):
+    """A client that reads the first *reads* body events and then nothing: its sends block."""
+
+    def __init__(self, app: StreamableHTTPApp, message: Any, reads: int, **headers: str) -> None:
+        self.reads = reads
+        self.blocked = asyncio.Event()
+        super().__init__(app, message, **headers)
+
+    async def send(self, event: dict[str, Any]) -> None:
+        if event["type"] == "http.response.body" and len(self.sent) > self.reads:
+            self.blocked.set()
+            await asyncio.Event().wait()  # flow control that never resumes
+        self.sent.append(event)
+
+
+def test_an_unread_listen_stream_holds_up_no_notification_and_is_ended_on_overflow() -> None:
+    """Issue 12 #1 in process: notify_* never waits for a listener; a listen stream whose client
+    does not read is ended once stream_queue_limit distinct notifications wait for it."""
+
+    async def main() -> None:
+        server = Server("listen")
+
+        @server.resource("note://{name}")
+        def note(name: str) -> str:
+            return name
+
+        app: StreamableHTTPApp = server.http_app(stream_queue_limit=8)
+        meta = {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+        }
+        uris = [f"note://{i}" for i in range(50)]
+
+        def listen(request_id: int) -> dict[str, Any]:
+            wanted = {"toolsListChanged": True, "resourceSubscriptions": uris}
+            return {"jsonrpc": "2.0", "id": request_id, "method": "subscriptions/listen",
+                    "params": {"_meta": meta, "notifications": wanted}}  # fmt: skip
+
+        headers = {"mcp_protocol_version": "2026-07-28", "mcp_method": "subscriptions/listen"}
+        stuck = Stuck(app, listen(1), reads=1, **headers)
+        reader = Exchange(app, listen(2), **headers)
+        for _ in range(200):
+            if len(server.listeners) == 2:
+                break
+            await asyncio.sleep(0.01)
+        for _ in range(1000):  # list changes coalesce: the stuck stream never has more than one waiting
+            await server.notify_list_changed("tools")
+            await asyncio.sleep(0)
+        await asyncio.wait_for(stuck.blocked.wait(), 5)
+        assert not stuck.task.done()
+        assert "notifications/tools/list_changed" in [m.get("method") for m in reader.messages()]
+        for uri in uris:  # 50 distinct updates: more than 8 wait for the stuck client
+            await server.notify_resource_updated(uri)
+        await asyncio.sleep(0)
+        await asyncio.wait_for(stuck.task, 5)  # ended (after the 1 s grace for its last bytes)
+        assert len(server.listeners) == 1
+        for _ in range(200):
+            if sum(m.get("method") == "notifications/resources/updated" for m in reader.messages()) == 50:
+                break
+            await asyncio.sleep(0.01)
+        assert sum(m.get("method") == "notifications/resources/updated" for m in reader.messages()) == 50
+        reader.disconnect()
+        await asyncio.wait_for(reader.task, 5)
+
+    asyncio.run(main())
+
+
+def test_bodies_must_be_json_and_arrive_in_time() -> None:
+    """415 for a POST that is not application/json; 408 for a body whose rest never comes."""
+
+    async def main() -> None:
+        app = make_app().__class__(make_app().server, body_timeout=0.2)
+        sent: list[dict[str, Any]] = []
+
+        async def send(event: dict[str, Any]) -> None:
+            sent.append(event)
+
+        def scope(content_type: bytes) -> dict[str, Any]:
+            return {"type": "http", "method": "POST", "path": "/mcp", "query_string": b"",
+                    "headers": [(b"host", b"127.0.0.1"), (b"content-type", content_type)]}  # fmt: skip
+
+        async def nothing() -> dict[str, Any]:
+            return {"type": "http.request", "body": b"{}", "more_body": False}
+
+        await app(scope(b"text/plain"), nothing, send)
+        assert sent[0]["status"] == 415
+        sent.clear()
+        pieces = iter([{"type": "http.request", "body": b"{", "more_body": True}])
+
+        async def slow() -> dict[str, Any]:
+            piece = next(pieces, None)
+            if piece is None:
+                await asyncio.sleep(30)
+            assert piece is not None
+            return piece
+
+        await asyncio.wait_for(app(scope(b"application/json"), slow, send), 5)
+        assert sent[0]["status"] == 408
+
+    asyncio.run(main())

@@ -24,6 +24,7 @@ handler exceptions to JSON-RPC errors.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Coroutine
@@ -53,6 +54,8 @@ H = TypeVar("H", bound=Handler)
 F = TypeVar("F", bound=Callable[..., Any])
 
 _DEFAULT_DRAIN_SECONDS: Final = 5.0
+#: Distinct change notifications that may wait for one slow listener (see Listener.offer).
+LISTENER_QUEUE: Final = 1024
 _to_builtins: Final = msgspec.to_builtins
 
 
@@ -67,6 +70,42 @@ class Listener:
     uris: set[str] = field(default_factory=set)
     #: The subscriptions/listen request id (stateless era), stamped on every notification.
     subscription_id: jsonrpc.RequestId | None = None
+    #: Change notifications that may wait for a listener that is slow to take them; beyond it they
+    #: are dropped (and logged). They are distinct: one already waiting is not queued twice.
+    limit: int = LISTENER_QUEUE
+    _queue: collections.deque[tuple[str, dict[str, Any]]] = field(
+        default_factory=collections.deque, repr=False
+    )
+    _waiting: set[tuple[str, str | None]] = field(default_factory=set, repr=False)
+    _writer: asyncio.Task[None] | None = field(default=None, repr=False)
+
+    def offer(self, method: str, params: dict[str, Any]) -> None:
+        """Send a change notification without waiting for this listener: it is queued, and a task
+        of the listener's own sends what is queued (a slow listener holds up nobody else)."""
+        key = (method, params.get("uri"))
+        if key in self._waiting:
+            return  # the same change is still waiting to be told: once is enough
+        if len(self._queue) >= self.limit:
+            logger.warning("dropping %s for a listener that has %d notifications waiting", method, self.limit)
+            return
+        self._waiting.add(key)
+        self._queue.append((method, params))
+        if self._writer is None:
+            self._writer = asyncio.get_running_loop().create_task(self._drain())
+
+    async def _drain(self) -> None:
+        try:
+            while self._queue:
+                method, params = self._queue.popleft()
+                self._waiting.discard((method, params.get("uri")))
+                await self.send(method, params)
+                # One at a time: the transport's own writer takes each before the next, so only a
+                # client that does not read fills the transport's queue, never a burst.
+                await asyncio.sleep(0)
+        except Exception:
+            logger.exception("telling a listener about a change failed")
+        finally:
+            self._writer = None
 
     async def send(self, method: str, params: dict[str, Any]) -> None:
         # A listen stream's notifications belong to its request (its HTTP response stream); a
@@ -191,16 +230,17 @@ class LowLevelServer:
     list_changed_kinds: frozenset[str] = frozenset()
 
     async def notify_list_changed(self, kind: str) -> None:
-        """Send ``notifications/<kind>/list_changed`` to everyone who asked (kind: tools, prompts, resources)."""
+        """Send ``notifications/<kind>/list_changed`` to everyone who asked (kind: tools, prompts,
+        resources). Waits for no listener: each has a queue and a writer of its own."""
         for listener in list(self.listeners):
             if kind in listener.kinds:
-                await listener.send(f"notifications/{kind}/list_changed", {})
+                listener.offer(f"notifications/{kind}/list_changed", {})
 
     async def notify_resource_updated(self, uri: str) -> None:
-        """Send ``notifications/resources/updated`` to the subscribers of *uri*."""
+        """Send ``notifications/resources/updated`` to the subscribers of *uri* (waiting for none)."""
         for listener in list(self.listeners):
             if uri in listener.uris:
-                await listener.send("notifications/resources/updated", {"uri": uri})
+                listener.offer("notifications/resources/updated", {"uri": uri})
 
     def mirrored_parameters(self, tool: str) -> dict[str, tuple[str, ...]]:
         """``{header: argument path}`` of a tool's ``x-mcp-header`` parameters (HTTP checks them)."""

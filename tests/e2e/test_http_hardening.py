@@ -56,7 +56,7 @@ async def touch(rounds: int, count: int) -> str:
     for _ in range(rounds):
         for i in range(count):
             await server.notify_resource_updated(f"note://{LONG}{i}")
-        await asyncio.sleep(0)
+            await asyncio.sleep(0)  # as a real producer would: each listener's writer keeps up
     return "touched"
 
 

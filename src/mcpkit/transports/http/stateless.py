@@ -197,14 +197,15 @@ class _StatelessResponse:
                 await self.send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
             await event(self.send, note)
 
-    def _enqueue(self, item: bytes | None) -> None:
-        # A listen stream: never wait for the client; its writer task does.
+    def _enqueue(self, item: bytes | None, last: bool = False) -> None:
+        # A listen stream: never wait for the client; its writer task does. (*last*: the answer
+        # and the end, which the bound does not refuse.)
         assert self.queue is not None
         if item is not None and coalescible(item):
             if item in self._waiting_changes:
                 return  # the client has not heard of the last such change yet
             self._waiting_changes.add(item)
-        if len(self.queue) >= self.queue_limit:
+        if len(self.queue) >= self.queue_limit and not last:
             self._overflow()
             raise ConnectionClosed("the client is not reading its listen stream")
         self.queue.append(item)
@@ -271,8 +272,8 @@ class _StatelessResponse:
         """Send the answer: a JSON response, or the stream's last event."""
         self.stop_watching()
         if self.writer is not None:  # a listen stream: the answer follows what is queued
-            self._enqueue(body)
-            self._enqueue(None)
+            self._enqueue(body, last=True)
+            self._enqueue(None, last=True)
             await self.writer
             return
         if not self.streaming:
