@@ -86,7 +86,7 @@ async def answer_stateless(
     assert task is not None
     response = _StatelessResponse(send, receive, "text/event-stream" in headers.get("accept", ""), task)
     if request.method == _LISTEN:
-        response.queue = collections.deque()
+        response.queue, response._waiting_changes = collections.deque(), set()
         response.queue_limit = queue_limit
     # If the handler waits for anything, this runs and starts watching for a disconnect.
     watching = asyncio.get_running_loop().call_soon(response.watch)
@@ -150,7 +150,7 @@ class _StatelessResponse:
         self.writer: asyncio.Task[None] | None = None
         self.overflowed = False
         self._wake: asyncio.Event | None = None
-        self._waiting_changes: set[bytes] = set()
+        self._waiting_changes: set[bytes] | None = None  # made for a listen stream only
 
     @property
     def closed(self) -> asyncio.Event:
@@ -200,7 +200,7 @@ class _StatelessResponse:
     def _enqueue(self, item: bytes | None, last: bool = False) -> None:
         # A listen stream: never wait for the client; its writer task does. (*last*: the answer
         # and the end, which the bound does not refuse.)
-        assert self.queue is not None
+        assert self.queue is not None and self._waiting_changes is not None
         if item is not None and coalescible(item):
             if item in self._waiting_changes:
                 return  # the client has not heard of the last such change yet
@@ -222,7 +222,7 @@ class _StatelessResponse:
         while True:
             while self.queue:
                 item = self.queue.popleft()
-                if item is not None:
+                if item is not None and self._waiting_changes is not None:
                     self._waiting_changes.discard(item)
                 async with self._lock:
                     if item is None:  # the answer was the last event
@@ -245,7 +245,7 @@ class _StatelessResponse:
         self.overflowed = self.gone = True
         if self.queue is not None:
             self.queue.clear()
-            self._waiting_changes.clear()
+            self._waiting_changes = set()
         if self._closed is not None:
             self._closed.set()
         if self.writer is not None:
