@@ -101,7 +101,13 @@ class ServerConnection:
             RemoteProtocolError: the text is not JSON (-32700) or not JSON-RPC (-32600), or it is a
                 batch where the negotiated revision has none.
         """
-        decoded = jsonrpc.decode(data)
+        return self.accept(jsonrpc.decode(data))
+
+    def accept(
+        self, decoded: jsonrpc.Event | list[jsonrpc.Event | RemoteProtocolError]
+    ) -> jsonrpc.Event | list[jsonrpc.Event | RemoteProtocolError]:
+        """*decoded* (from ``jsonrpc.decode``) if this connection takes it: a batch only where the
+        negotiated revision has batches. Raises ``RemoteProtocolError`` (-32600) otherwise."""
         if not isinstance(decoded, list):
             return decoded
         # "Implementations MAY support sending JSON-RPC batches, but MUST support receiving" only in

@@ -10,7 +10,7 @@ Bodies are JSON values or raw bytes. For the 2026-07-28 transport a request body
 otherwise, so each case tests the one thing it names.
 
 The answers follow the spec of each revision (``shared/spec/<revision>/docs``); where mcpkit
-answers otherwise, the case names the defect in ``known_bug`` and runs in a test of its own.
+answers otherwise, the case names the defect in ``known_bug`` and runs in a test of its own (none do now).
 """
 
 from __future__ import annotations
@@ -439,7 +439,6 @@ CASES: Final[list[Case]] = [
         _call("tools/list", params={}),
         {STATELESS: Expect(400, HEADER_MISMATCH)},
         headers={"Mcp-Method": ["ping", "tools/list"]},
-        known_bug="the 2026-07-28 header checks read the last of repeated Mcp-Method headers, so a first value that contradicts the body (what an intermediary routing on the header sees) is served",
     ),
     Case(
         "mcp-method-non-ascii",
@@ -493,7 +492,6 @@ CASES: Final[list[Case]] = [
         _call("tools/call", params={"name": "greet", "arguments": {"name": "a"}}),
         {STATELESS: Expect(400, HEADER_MISMATCH)},
         headers={"Mcp-Name": ["slow_compute", "greet"]},
-        known_bug="the 2026-07-28 header checks read the last of repeated Mcp-Name headers, so a first value that contradicts the body (what an intermediary routing on the header sees) is served",
     ),
     Case(
         "protocol-version-header-mismatch",
@@ -512,7 +510,6 @@ CASES: Final[list[Case]] = [
         _call("tools/list", params={}),
         {STATELESS: Expect(400, HEADER_MISMATCH)},
         headers={"MCP-Protocol-Version": ["2025-11-25", "2026-07-28"]},
-        known_bug="the 2026-07-28 header checks read the last of repeated MCP-Protocol-Version headers, so a first value that contradicts the body (what an intermediary routing on the header sees) is served",
     ),
     # -- handshake-session header tricks -----------------------------------------------------------
     Case(
@@ -539,7 +536,6 @@ CASES: Final[list[Case]] = [
         _call("tools/list", params={}),
         {SESSION: Expect(400, INVALID), BATCH: Expect(400, INVALID)},
         headers={"Mcp-Session-Id": ["no-such-session", "{session}"]},
-        known_bug="of repeated Mcp-Session-Id headers the last is used, and the request is served",
     ),
     # "A request carrying modern per-request `_meta` is served statelessly according to this revision"
     # (2026-07-28 basic/versioning), whatever Mcp-Session-Id it carries: its standard headers are
@@ -550,8 +546,6 @@ CASES: Final[list[Case]] = [
         _call("tools/list", params={"_meta": META_2026}),
         {SESSION: Expect(400, HEADER_MISMATCH), BATCH: Expect(400, HEADER_MISMATCH)},
         meta=False,
-        known_bug="a 2026-07-28 request POSTed with a handshake session's Mcp-Session-Id is served "
-        "by the session without the 2026-07-28 header checks",
     ),
     Case(
         "meta-2026-with-session-id-and-its-headers",
@@ -559,8 +553,6 @@ CASES: Final[list[Case]] = [
         {SESSION: Expect(200, RESULT), BATCH: Expect(200, RESULT)},
         meta=False,
         headers={"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/list"},
-        known_bug="a 2026-07-28 request with its own headers is refused (400, -32600) when it also "
-        "carries an Mcp-Session-Id: the session's version check runs first",
     ),
     # -- ids in flight -----------------------------------------------------------------------------
     Case(

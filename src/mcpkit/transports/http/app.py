@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable
 from typing import Final
 
 from ... import _jsonrpc as jsonrpc
-from ..._errors import INVALID_REQUEST, RemoteProtocolError
+from ..._errors import HEADER_MISMATCH, INVALID_REQUEST, RemoteProtocolError
 from ...kernel import Endpoint
 from ...session import error_response
 from ..event_store import EventStore, MemoryEventStore
@@ -120,6 +120,8 @@ class StreamableHTTPApp:
             return
         # Field values exclude surrounding whitespace (RFC 9110 §5.5).
         headers = {k.decode("latin-1").lower(): v.decode("latin-1").strip(" \t") for k, v in scope["headers"]}
+        if len(headers) != len(scope["headers"]) and await _refuse_repeated(scope["headers"], send):
+            return
         path = scope["path"]
         legacy = path in (self.sse_path, self.messages_path)
         if path != self.path and not legacy:
@@ -176,16 +178,19 @@ class StreamableHTTPApp:
         return self._host_ok(rest) and rest.split(":")[0] in _LOCAL_HOSTS
 
     async def _post(self, body: bytes, headers: dict[str, str], receive: Receive, send: Send) -> None:
+        try:
+            message = jsonrpc.decode(body)
+        except RemoteProtocolError as exc:
+            await error(send, 400, exc.request_id, exc.code, str(exc))
+            return
         session_id = headers.get("mcp-session-id")
+        if isinstance(message, jsonrpc.Request) and is_stateless(message, session_id is not None):
+            # "A request carrying modern per-request _meta is served statelessly according to this
+            # revision", whatever Mcp-Session-Id it carries.
+            await answer_stateless(self.server, message, headers, receive, send, self.stream_queue_limit)
+            return
         if session_id is None:
-            try:
-                message = jsonrpc.decode(body)
-            except RemoteProtocolError as exc:
-                await error(send, 400, exc.request_id, exc.code, str(exc))
-                return
-            if isinstance(message, jsonrpc.Request) and is_stateless(message):
-                await answer_stateless(self.server, message, headers, receive, send, self.stream_queue_limit)
-            elif isinstance(message, jsonrpc.Request) and message.method == "initialize":
+            if isinstance(message, jsonrpc.Request) and message.method == "initialize":
                 await self._initialize(message, headers, receive, send)
             elif isinstance(message, jsonrpc.Notification):
                 await plain(send, 202, b"")  # outside a session nothing listens for it; accepting is harmless
@@ -197,7 +202,7 @@ class StreamableHTTPApp:
             return
         session = await self._session_for(session_id, headers, send)
         if session is not None:
-            await self._in_session(session, body, headers, receive, send)
+            await self._in_session(session, message, headers, receive, send)
 
     async def _initialize(
         self, request: jsonrpc.Request, headers: dict[str, str], receive: Receive, send: Send
@@ -234,11 +239,16 @@ class StreamableHTTPApp:
         return session
 
     async def _in_session(
-        self, session: HTTPSession, body: bytes, headers: dict[str, str], receive: Receive, send: Send
+        self,
+        session: HTTPSession,
+        decoded: jsonrpc.Event | list[jsonrpc.Event | RemoteProtocolError],
+        headers: dict[str, str],
+        receive: Receive,
+        send: Send,
     ) -> None:
         peer = session.served.peer
         try:
-            message = peer.decode(body)  # the session's own decoder: it knows whether batches are allowed
+            message = session.served.connection.accept(decoded)  # batches only where the revision has them
         except RemoteProtocolError as exc:
             await send_json(send, 400, error_response(exc.request_id, exc))
             return
@@ -330,3 +340,27 @@ def _answerable_ids(events: list[jsonrpc.Event | RemoteProtocolError]) -> list[j
         elif isinstance(e, RemoteProtocolError) and e.request_id is not None:
             ids.append(e.request_id)
     return ids
+
+
+#: Headers that say what a message is or where it belongs: one value each, or an intermediary that
+#: reads the first and a server that reads the last would disagree.
+_SINGLE_STANDARD: Final = frozenset({"mcp-method", "mcp-name", "mcp-protocol-version"})
+_SINGLE_ROUTING: Final = frozenset({"mcp-session-id", "last-event-id", "host", "content-type"})
+
+
+async def _refuse_repeated(raw: list[tuple[bytes, bytes]], send: Send) -> bool:
+    """Answer 400 for a request repeating a header that must appear once; ``True`` if it did."""
+    seen: set[str] = set()
+    for key, _ in raw:
+        name = key.decode("latin-1").lower()
+        if name in seen:
+            if name in _SINGLE_STANDARD or name.startswith("mcp-param-"):
+                await error(
+                    send, 400, None, HEADER_MISMATCH, f"Header mismatch: {name} appears more than once"
+                )
+                return True
+            if name in _SINGLE_ROUTING:
+                await error(send, 400, None, INVALID_REQUEST, f"Bad Request: {name} appears more than once")
+                return True
+        seen.add(name)
+    return False

@@ -53,11 +53,14 @@ logger = logging.getLogger("mcpkit.http")
 _LISTEN: Final = "subscriptions/listen"
 
 
-def is_stateless(request: jsonrpc.Request) -> bool:
-    """Whether *request* is spoken in the 2026-07-28 era (its ``_meta`` names a revision)."""
+def is_stateless(request: jsonrpc.Request, in_session: bool) -> bool:
+    """Whether *request* is spoken in the 2026-07-28 era: its ``_meta`` names a revision (whatever
+    session it names), or it is ``server/discover`` outside a session."""
     params = request.params if isinstance(request.params, dict) else None
     meta = params.get("_meta") if params is not None else None
-    return (isinstance(meta, dict) and META_PROTOCOL_VERSION in meta) or request.method == "server/discover"
+    if isinstance(meta, dict) and META_PROTOCOL_VERSION in meta:
+        return True
+    return request.method == "server/discover" and not in_session
 
 
 async def answer_stateless(
