@@ -79,7 +79,10 @@ def error_response(request_id: jsonrpc.RequestId | None, error: BaseException) -
     elif isinstance(error, RemoteProtocolError):
         body = {"code": error.code, "message": str(error)}
     else:
-        logger.error("handler for request %r failed", request_id, exc_info=error)
+        if isinstance(error, ConnectionClosed):  # the client went away: no bug of ours, no traceback
+            logger.info("request %r ended: %s", request_id, error)
+        else:
+            logger.error("handler for request %r failed", request_id, exc_info=error)
         body = {"code": INTERNAL_ERROR, "message": f"Internal error: {type(error).__name__}: {error}"}
     return jsonrpc.encode(jsonrpc.ErrorResponse(id=request_id, error=body))
 
