@@ -32,6 +32,7 @@ __all__ = [
     "INVALID_REQUEST",
     "METHOD_NOT_FOUND",
     "PARSE_ERROR",
+    "SERVER_BUSY",
     "ConnectionClosed",
     "HeaderMismatch",
     "InternalError",
@@ -64,6 +65,8 @@ URL_ELICITATION_REQUIRED = -32042  # 2025-11-25 only
 HEADER_MISMATCH = -32020
 MISSING_CLIENT_CAPABILITY = -32021
 UNSUPPORTED_PROTOCOL_VERSION = -32022
+#: JSON-RPC's implementation-defined server error: too many requests in flight, try again later.
+SERVER_BUSY = -32000
 
 
 class MCPError(Exception):

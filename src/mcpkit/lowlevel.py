@@ -132,6 +132,9 @@ class LowLevelServer:
             behind a load balancer must share one (default: random per process).
         cache_scope: the ``cacheScope`` hint likewise: ``"private"`` (only within one authorization
             context) unless you know the results are the same for every user.
+        max_in_flight: requests one connection or session may have handled at once (stdio,
+            HTTP+SSE, a handshake-era HTTP session); more are answered -32000 at once. ``None``: no
+            limit. Answers to the server's own requests never count.
     """
 
     def __init__(
@@ -146,6 +149,7 @@ class LowLevelServer:
         cache_ttl_ms: int = 0,
         cache_scope: Literal["public", "private"] = "private",
         state_key: bytes | None = None,
+        max_in_flight: int | None = 256,
     ) -> None:
         self.info = Implementation(
             name=name,
@@ -158,6 +162,7 @@ class LowLevelServer:
         self.state_sealer = StateSealer(state_key)
         self.cache_ttl_ms = cache_ttl_ms
         self.cache_scope = cache_scope
+        self.max_in_flight = max_in_flight
         self._handlers: dict[str, Handler] = {}
         self._notification_handlers: dict[str, Callable[[dict[str, Any]], Awaitable[None]]] = {}
         #: Extra capabilities merged into what the handlers imply (e.g. ``{"tools": {"listChanged": True}}``).
@@ -317,7 +322,13 @@ class LowLevelServer:
             if handler is not None:
                 await handler(notification.params if isinstance(notification.params, dict) else {})
 
-        peer = Peer(transport, on_request=on_request, on_notification=on_notification, decode=conn.receive)
+        peer = Peer(
+            transport,
+            on_request=on_request,
+            on_notification=on_notification,
+            decode=conn.receive,
+            max_in_flight=self.max_in_flight,
+        )
         return ServerSession(peer, conn)
 
     def disconnect(self, session: ServerSession) -> None:

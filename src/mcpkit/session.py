@@ -38,6 +38,7 @@ from . import _jsonrpc as jsonrpc
 from ._errors import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
+    SERVER_BUSY,
     ConnectionClosed,
     MethodNotFound,
     RemoteProtocolError,
@@ -116,8 +117,12 @@ class Peer:
         on_request: Callable[[jsonrpc.Request], Awaitable[Any]] | None = None,
         on_notification: NotificationHandler | None = None,
         decode: Decoder = _default_decode,
+        max_in_flight: int | None = None,
     ) -> None:
         self.transport = transport
+        #: Requests handled at once; more are answered -32000 at once (answers to our own requests
+        #: never count, so a handler waiting on the peer cannot deadlock).
+        self.max_in_flight = max_in_flight
         self._on_request = on_request
         self._on_notification = on_notification
         self._decode = decode
@@ -337,12 +342,23 @@ class Peer:
             except Exception:
                 logger.exception("notification handler for %s failed", event.method)
 
-    def _start(self, request: jsonrpc.Request) -> None:
+    def _refusal(self, request: jsonrpc.Request) -> bytes | None:
+        """The answer refusing *request* before it starts, if it must be refused."""
         if request.id in self._running:
             # "The request ID MUST NOT match the ID of any other request the sender has issued and
             # not yet received a response for."
-            error = RemoteProtocolError(f"request id {request.id!r} is already in use")
-            self._spawn(self._send_quietly(error_response(request.id, error), request.id, True))
+            return error_response(
+                request.id, RemoteProtocolError(f"request id {request.id!r} is already in use")
+            )
+        if self.max_in_flight is not None and len(self._running) >= self.max_in_flight:
+            busy = RPCError(SERVER_BUSY, f"Server busy: {self.max_in_flight} requests in flight, retry later")
+            return error_response(request.id, busy)
+        return None
+
+    def _start(self, request: jsonrpc.Request) -> None:
+        refusal = self._refusal(request)
+        if refusal is not None:
+            self._spawn(self._send_quietly(refusal, request.id, True))
             return
         try:
             work = self._handle(request)
@@ -391,12 +407,9 @@ class Peer:
             self._spawn(self._send_batch(answers, first))
 
     def _batch_member(self, request: jsonrpc.Request) -> Awaitable[bytes | None]:
-        if request.id in self._running:
-            return ready(
-                error_response(
-                    request.id, RemoteProtocolError(f"request id {request.id!r} is already in use")
-                )
-            )
+        refusal = self._refusal(request)
+        if refusal is not None:
+            return ready(refusal)
         try:
             work = self._handle(request)
         except Exception as exc:  # as in _start: a bug in on_request must not end the read loop

@@ -430,3 +430,36 @@ def test_hostile_nesting_and_unencodable_results_are_errors_not_crashes(tmp_path
         [sys.executable, "-m", "mcpkit", "run", str(path)], [deep, odd, odd.replace(b'"id": 2', b'"id": 3')]
     )
     assert [(a["id"], a["error"]["code"]) for a in answers] == [(None, -32700), (2, -32603), (3, -32603)]
+
+
+def test_requests_in_flight_are_capped_and_serving_continues(tmp_path: Path) -> None:
+    """``max_in_flight``: beyond it a request is refused at once (-32000), not queued without bound;
+    the requests already running finish."""
+    command = write_server(
+        tmp_path,
+        """
+        import asyncio
+        from mcpkit import Server
+        server = Server("busy", max_in_flight=2)
+
+        @server.tool
+        async def slow() -> str:
+            await asyncio.sleep(0.5)
+            return "done"
+        """,
+    )
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    calls = [
+        json.dumps(
+            {"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": {"name": "slow", "_meta": meta}}
+        ).encode()
+        + b"\n"
+        for n in range(1, 5)
+    ]
+    answers = {a["id"]: a for a in raw_session(command, calls)}
+    assert sorted(answers) == [1, 2, 3, 4]
+    assert [answers[n]["result"]["content"][0]["text"] for n in (1, 2)] == ["done", "done"]
+    assert [answers[n]["error"]["code"] for n in (3, 4)] == [-32000, -32000]

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable
 from typing import Final
 
 from ... import _jsonrpc as jsonrpc
-from ..._errors import HEADER_MISMATCH, INVALID_REQUEST, RemoteProtocolError
+from ..._errors import HEADER_MISMATCH, INVALID_REQUEST, SERVER_BUSY, RemoteProtocolError
 from ...kernel import Endpoint
 from ...session import error_response
 from ..event_store import EventStore, MemoryEventStore
@@ -40,7 +40,6 @@ __all__ = ["DEFAULT_MAX_BODY", "StreamableHTTPApp"]
 DEFAULT_MAX_BODY: Final = 4 * 1024 * 1024
 #: The JSON-RPC code of "the server is busy" answers (too many sessions or requests in flight);
 #: the implementation-defined server-error range.
-SERVER_BUSY: Final = -32000
 _LOCAL_HOSTS: Final = ("127.0.0.1", "localhost", "[::1]")
 
 logger = logging.getLogger("mcpkit.http")
