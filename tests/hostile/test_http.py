@@ -9,7 +9,6 @@ received nothing.
 
 from __future__ import annotations
 
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -18,7 +17,7 @@ from typing import Any
 import httpx
 import pytest
 
-from ..conftest import EXAMPLES, free_port, http_server
+from ..conftest import free_port, http_server, mcpkit_run
 from .corpus import (
     BATCH,
     HTTP_TRANSPORTS,
@@ -215,17 +214,7 @@ class Server:
 @pytest.fixture(scope="module")
 def server() -> Iterator[Server]:
     port = free_port()
-    command = [
-        sys.executable,
-        "-m",
-        "mcpkit",
-        "run",
-        str(EXAMPLES / "everything.py"),
-        "--transport",
-        "http",
-        "--port",
-        str(port),
-    ]
+    command = mcpkit_run("everything.py", "--transport", "http", "--port", str(port))
     for url in http_server(command, port, startup_seconds=15):
         s = Server(url)
         try:

@@ -20,7 +20,7 @@ import pytest
 
 from mcpkit import Client, TextContent
 
-from ..conftest import EXAMPLES, free_port, http_server
+from ..conftest import free_port, http_server, mcpkit_run
 from .test_official_sdk import CALLS, PEERS, check_weather, sdk_client
 from .venvs import ensure_venv
 
@@ -43,17 +43,7 @@ def sdk1_url() -> Iterator[str]:
 @pytest.fixture(scope="module")
 def our_url() -> Iterator[str]:
     port = free_port()
-    command = [
-        sys.executable,
-        "-m",
-        "mcpkit",
-        "run",
-        str(EXAMPLES / "weather.py"),
-        "--transport",
-        "http",
-        "--port",
-        str(port),
-    ]
+    command = mcpkit_run("weather.py", "--transport", "http", "--port", str(port))
     yield from http_server(command, port, 20)
 
 
