@@ -599,3 +599,63 @@ def test_2025_03_26_batch_members_log_report_progress_run_concurrently_and_cance
     lines = [json.loads(line[6:]) for line in answer.text.splitlines() if line.startswith("data: [")]
     final = lines[-1] if lines else answer.json()
     assert [a["id"] for a in final] == [5]
+
+
+def test_a_2026_client_going_away_racing_completion_is_clean(served: Served) -> None:
+    """The 2026-07-28 form of the race: the client drops its POST just before, at or just after the
+    answer is ready (30 races). The server never fails, logs no traceback, and serves the next call."""
+    for index in range(30):
+        body, headers = stateless(
+            "tools/call", {"name": "nap", "arguments": {"seconds": (index % 5) / 500}}, index
+        )
+        head = f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{served.port}\r\nContent-Length: {len(body)}\r\n"
+        head += "".join(f"{k}: {v}\r\n" for k, v in headers.items()) + "\r\n"
+        with socket.create_connection(("127.0.0.1", served.port), timeout=5) as sock:
+            sock.sendall(head.encode() + body)
+            time.sleep((index % 7) / 1000)
+    answer = call_2026(served.url, "nap", seconds=0)
+    assert answer.status_code == 200 and answer.json()["result"]["content"][0]["text"] == "rested"
+    assert "Traceback" not in served.log_text()
+
+
+def test_http_sse_cancellation_racing_completion_is_clean(served: Served) -> None:
+    """The HTTP+SSE form: notifications/cancelled POSTed just before, at or just after the end of the
+    call (30 races). Each request gets one answer or none on the stream, and the stream goes on."""
+    base = served.url.rsplit("/", 1)[0]
+    with httpx.Client(timeout=10) as client, client.stream("GET", f"{base}/sse") as stream:
+        lines = stream.iter_lines()
+        endpoint = next(line[6:] for line in lines if line.startswith("data: "))
+        post = f"{base}{endpoint}"
+        init = {
+            "jsonrpc": "2.0",
+            "id": 0,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2024-11-05",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"},
+            },
+        }
+        assert client.post(post, json=init).status_code == 202
+        client.post(post, json={"jsonrpc": "2.0", "method": "notifications/initialized"})
+        for index in range(30):
+            client.post(post, json=tool_call(100 + index, "nap", seconds=(index % 5) / 500))
+            time.sleep((index % 7) / 1000)
+            cancel = {
+                "jsonrpc": "2.0",
+                "method": "notifications/cancelled",
+                "params": {"requestId": 100 + index},
+            }
+            assert client.post(post, json=cancel).status_code == 202
+        assert client.post(post, json=tool_call(999, "nap", seconds=0)).status_code == 202
+        seen: list[Any] = []
+        for line in lines:
+            if line.startswith("data: {"):
+                message = json.loads(line[6:])
+                seen.append(message.get("id"))
+                if message.get("id") == 999:
+                    break
+    answered = [i for i in seen if isinstance(i, int) and 100 <= i < 130]
+    assert len(answered) == len(set(answered))  # never two answers to one request
+    assert seen[-1] == 999
+    assert "Traceback" not in served.log_text()
