@@ -9,6 +9,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -65,6 +66,12 @@ def node_project(folder: Path, entry: str) -> tuple[str, str]:
             [npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"], cwd=folder, check=True, timeout=600
         )
     return str(node), str(script)
+
+
+def initialize_request(version: str, request_id: int = 0) -> dict[str, Any]:
+    """An ``initialize`` request of *version*, declaring no capabilities (raw-wire tests)."""
+    params = {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+    return {"jsonrpc": "2.0", "id": request_id, "method": "initialize", "params": params}
 
 
 @pytest.fixture

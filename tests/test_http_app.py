@@ -12,6 +12,8 @@ from typing import Any
 from mcpkit import Context, Server
 from mcpkit.transports.http import StreamableHTTPApp
 
+from .conftest import initialize_request
+
 
 def make_app() -> StreamableHTTPApp:
     server = Server("bounded")
@@ -56,16 +58,7 @@ def test_json_answers_leave_no_stream_behind_in_a_session() -> None:
 
     async def main() -> None:
         app = make_app()
-        init = {
-            "jsonrpc": "2.0",
-            "id": 0,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": {"name": "t", "version": "1"},
-            },
-        }
+        init = initialize_request("2025-11-25")
         started = await post(app, init)
         session_id = dict(started[0]["headers"])[b"mcp-session-id"].decode()
         call = {
@@ -156,16 +149,7 @@ def call(request_id: int, tool: str, **arguments: Any) -> dict[str, Any]:
 
 
 async def open_session(app: StreamableHTTPApp, version: str) -> str:
-    init = {
-        "jsonrpc": "2.0",
-        "id": 0,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": version,
-            "capabilities": {},
-            "clientInfo": {"name": "t", "version": "1"},
-        },
-    }
+    init = initialize_request(version)
     exchange = Exchange(app, init)
     await exchange.task
     return dict(exchange.sent[0]["headers"])[b"mcp-session-id"].decode()
@@ -312,16 +296,7 @@ def test_http_sse_answers_and_cancellations_ride_the_one_stream() -> None:
             await asyncio.wait_for(exchange.task, 5)
             assert exchange.status == 202
 
-        init = {
-            "jsonrpc": "2.0",
-            "id": 0,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2024-11-05",
-                "capabilities": {},
-                "clientInfo": {"name": "t", "version": "1"},
-            },
-        }
+        init = initialize_request("2024-11-05")
         await post(init)
         await post(call(1, "slow"))
         await asyncio.wait_for(record.started.wait(), 5)

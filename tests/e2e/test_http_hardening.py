@@ -23,7 +23,7 @@ from typing import Any
 import httpx
 import pytest
 
-from ..conftest import free_port
+from ..conftest import free_port, initialize_request
 
 pytestmark = pytest.mark.e2e
 
@@ -219,9 +219,7 @@ class EventReader:
 
 def initialize(url: str, version: str = "2025-11-25") -> dict[str, str]:
     """A handshake-era session; the headers its requests carry."""
-    body = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
-            "params": {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}  # fmt: skip
-    answer = httpx.post(url, json=body, headers={"Accept": ACCEPT}, timeout=10)
+    answer = httpx.post(url, json=initialize_request(version), headers={"Accept": ACCEPT}, timeout=10)
     assert answer.status_code == 200, answer.text
     headers = {"Mcp-Session-Id": answer.headers["mcp-session-id"], "Accept": ACCEPT}
     if version >= "2025-06-18":
@@ -400,9 +398,9 @@ def test_sessions_are_capped_and_the_open_ones_unaffected(tmp_path: Path) -> Non
     """max_sessions: initialize beyond the cap gets 503, Retry-After and a JSON-RPC error."""
     with serve(tmp_path, "--max-sessions", "3") as served:
         sessions = [initialize(served.url) for _ in range(3)]
-        body = {"jsonrpc": "2.0", "id": 7, "method": "initialize",
-                "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "x", "version": "1"}}}  # fmt: skip
-        refused = httpx.post(served.url, json=body, headers={"Accept": ACCEPT}, timeout=10)
+        refused = httpx.post(
+            served.url, json=initialize_request("2025-11-25", 7), headers={"Accept": ACCEPT}, timeout=10
+        )
         assert refused.status_code == 503 and refused.headers["retry-after"].isdigit()
         assert refused.json()["id"] == 7 and refused.json()["error"]["code"] == -32000
         sse = httpx.get(f"http://127.0.0.1:{served.port}/sse", timeout=10)
@@ -410,7 +408,12 @@ def test_sessions_are_capped_and_the_open_ones_unaffected(tmp_path: Path) -> Non
         for index, headers in enumerate(sessions):
             assert session_post(served.url, headers, tool_call(index, "nap", seconds=0)).status_code == 200
         assert httpx.delete(served.url, headers=sessions[0], timeout=10).status_code == 200
-        assert httpx.post(served.url, json=body, headers={"Accept": ACCEPT}, timeout=10).status_code == 200
+        assert (
+            httpx.post(
+                served.url, json=initialize_request("2025-11-25", 7), headers={"Accept": ACCEPT}, timeout=10
+            ).status_code
+            == 200
+        )
 
 
 def test_requests_in_flight_per_session_are_capped_without_deadlock(tmp_path: Path) -> None:
@@ -626,16 +629,7 @@ def test_http_sse_cancellation_racing_completion_is_clean(served: Served) -> Non
         lines = stream.iter_lines()
         endpoint = next(line[6:] for line in lines if line.startswith("data: "))
         post = f"{base}{endpoint}"
-        init = {
-            "jsonrpc": "2.0",
-            "id": 0,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2024-11-05",
-                "capabilities": {},
-                "clientInfo": {"name": "t", "version": "1"},
-            },
-        }
+        init = initialize_request("2024-11-05")
         assert client.post(post, json=init).status_code == 202
         client.post(post, json={"jsonrpc": "2.0", "method": "notifications/initialized"})
         for index in range(30):
