@@ -424,7 +424,7 @@ def test_requests_in_flight_per_session_are_capped_without_deadlock(tmp_path: Pa
         json_only = {**headers, "Accept": "application/json"}
         with ThreadPoolExecutor(2) as pool:
             naps = [
-                pool.submit(session_post, served.url, json_only, tool_call(i, "nap", seconds=1.5))
+                pool.submit(session_post, served.url, json_only, tool_call(i, "nap", seconds=3))
                 for i in (1, 2)
             ]
             deadline = time.monotonic() + 5
