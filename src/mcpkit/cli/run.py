@@ -1,0 +1,63 @@
+"""``mcpkit run``: serve a server over stdio or HTTP. Hosts spawn this, so it imports nothing heavy."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from ._common import port, positive
+from ._load import load_server
+
+__all__ = ["register"]
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    server = load_server(args.server)
+    if args.transport == "http":
+        print(f"mcpkit: serving {args.server} at http://{args.host}:{args.port}/mcp", file=sys.stderr)
+        server.run(
+            "http",
+            host=args.host,
+            port=args.port,
+            allowed_hosts=args.allow_host,
+            allowed_origins=args.allow_origin,
+            max_header_bytes=args.max_header_bytes,
+            header_timeout=args.header_timeout,
+            keep_alive_timeout=args.keep_alive_timeout,
+            max_body_bytes=args.max_body_bytes,
+            body_timeout=args.body_timeout,
+            max_sessions=args.max_sessions,
+            max_requests_per_session=args.max_requests_per_session,
+            stream_queue_limit=args.stream_queue_limit,
+        )
+    else:
+        server.run("stdio")
+    return 0
+
+
+def register(sub: Any) -> None:
+    run = sub.add_parser(
+        "run", help="serve a server defined in a Python file", description=load_server.__doc__
+    )
+    run.add_argument("server", metavar="FILE.py[:OBJECT]")
+    run.add_argument("--transport", choices=["stdio", "http"], default="stdio")
+    run.add_argument("--host", default="127.0.0.1", help="HTTP: the address to bind (default: 127.0.0.1)")
+    run.add_argument("--port", type=port, default=8000, help="HTTP: the port, 1-65535 (default: 8000)")
+    run.add_argument("--allow-host", action="append", default=[], metavar="HOST",
+                     help="HTTP: also accept this Host header (localhost always is); repeatable")  # fmt: skip
+    run.add_argument("--allow-origin", action="append", default=[], metavar="ORIGIN",
+                     help="HTTP: also accept this Origin (local ones always are); repeatable")  # fmt: skip
+    limits = run.add_argument_group("HTTP limits (see SECURITY.md)")
+    for flag, kind, default, text in (
+        ("--max-header-bytes", int, 64 * 1024, "bytes of a request head (431 beyond)"),
+        ("--header-timeout", float, 10.0, "seconds a request head may take (408 after)"),
+        ("--keep-alive-timeout", int, 5, "seconds an idle connection is kept"),
+        ("--max-body-bytes", int, 4 * 1024 * 1024, "bytes of a request body (413 beyond)"),
+        ("--body-timeout", float, 30.0, "seconds the rest of a request body may take (408 after)"),
+        ("--max-sessions", int, 10_000, "handshake-era sessions at once (503 beyond)"),
+        ("--max-requests-per-session", int, 256, "requests in flight per session (an error beyond)"),
+        ("--stream-queue-limit", int, 1024, "messages queued for an unread stream (it ends beyond)"),
+    ):
+        limits.add_argument(flag, type=positive(kind), default=default, help=f"{text} (default: {default})")
+    run.set_defaults(handler=_cmd_run)
