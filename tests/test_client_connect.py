@@ -192,3 +192,57 @@ def test_importing_the_client_loads_no_server_side() -> None:
     server_side = ("mcpkit.server", "mcpkit.lowlevel", "mcpkit.context", "mcpkit.kernel")
     assert [m for m in loaded if m.startswith(server_side)] == []
     assert [m for m in loaded if m.split(".")[0] in ("httpx", "httpcore", "anyio", "yaml")] == []
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("version", ["2026-07-28", "2025-11-25", "2024-11-05"])
+def test_headers_given_to_the_client_reach_every_http_request(version: str) -> None:
+    """``Client(url, headers=...)``: an ``Authorization`` header, say, on every request of both eras
+    and of HTTP+SSE (real HTTP on 127.0.0.1); the protocol's own headers cannot be overridden."""
+    import uvicorn
+
+    from mcpkit import Server
+
+    from .conftest import free_port
+
+    server = Server("headers", "1")
+
+    @server.tool
+    def ping() -> str:
+        return "pong"
+
+    inner = server.http_app()
+    seen: list[dict[str, str]] = []
+
+    async def recording(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            seen.append({k.decode().lower(): v.decode() for k, v in scope["headers"]})
+        await inner(scope, receive, send)
+
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/{'sse' if version == '2024-11-05' else 'mcp'}"
+
+    async def main() -> None:
+        web = uvicorn.Server(uvicorn.Config(recording, port=port, log_level="error", lifespan="on"))
+        serving = asyncio.ensure_future(web.serve())
+        while not web.started:  # noqa: ASYNC110 (uvicorn offers no event for it)
+            await asyncio.sleep(0.01)
+        try:
+            async with Client(
+                url,
+                protocol_version=version,
+                headers={"Authorization": "Bearer t0ken"},
+            ) as client:
+                assert client.protocol_version == version
+                assert [t.name for t in await client.list_tools()] == ["ping"]
+        finally:
+            web.should_exit = True
+            await serving
+
+    asyncio.run(main())
+    assert len(seen) >= 2
+    for headers in seen:
+        assert headers.get("authorization") == "Bearer t0ken"
+    for name in ("MCP-Protocol-Version", "mcp-session-id", "Mcp-Param-Region"):
+        with pytest.raises(ValueError, match="set by the protocol"):
+            Client(url, headers={name: "x"})

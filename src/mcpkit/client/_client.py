@@ -62,6 +62,8 @@ class Client(SkillCalls, ClientCore):
         cache: keep results while their ``ttlMs`` says they are fresh (2026-07-28).
         env, cwd: for the spawned process.
         stderr: where the spawned server's stderr goes (default: ours; ``subprocess.DEVNULL`` to drop it).
+        headers: HTTP headers sent with every request to a URL target (``Authorization``, say);
+            the protocol's own (``Mcp-Session-Id``, ``MCP-Protocol-Version``...) are refused.
     """
 
     # -- tools, resources, prompts, completion -----------------------------------------------------

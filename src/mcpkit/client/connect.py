@@ -87,13 +87,15 @@ async def open_transport(
     env: dict[str, str] | None,
     cwd: str | None,
     stderr: int | IO[bytes] | None,
+    headers: dict[str, str] | None = None,
 ) -> Transport:
-    """A Streamable HTTP transport for a URL, a spawned process for a command line (a string split
-    as a shell would, or a list of arguments), or *target* itself if it is a transport."""
+    """A Streamable HTTP transport for a URL (sending *headers* with every request), a spawned
+    process for a command line (a string split as a shell would, or a list of arguments), or
+    *target* itself if it is a transport."""
     if is_url(target):
         from ..transports.http_client import HTTPClientTransport  # httpx only for HTTP
 
-        return HTTPClientTransport(str(target))
+        return HTTPClientTransport(str(target), headers=headers)
     if isinstance(target, str):
         command = shlex.split(target)
     elif isinstance(target, (list, tuple)):
@@ -105,11 +107,11 @@ async def open_transport(
     return await StdioClientTransport.spawn(command, env=env, cwd=cwd, stderr=stderr)
 
 
-async def open_legacy_sse(url: str) -> Transport:
+async def open_legacy_sse(url: str, headers: dict[str, str] | None = None) -> Transport:
     """The 2024-11-05 HTTP+SSE transport at *url*, once its ``endpoint`` event has arrived."""
     from ..transports.sse_client import SSEClientTransport
 
-    transport = SSEClientTransport(url)
+    transport = SSEClientTransport(url, headers=headers)
     await transport.open()
     return transport
 

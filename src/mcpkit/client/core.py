@@ -89,6 +89,7 @@ class ClientCore:
         env: dict[str, str] | None = None,
         cwd: str | None = None,
         stderr: int | IO[bytes] | None = None,
+        headers: dict[str, str] | None = None,
     ) -> None:
         if protocol_version is not None and era_of(protocol_version) is None:
             raise ValueError(f"unsupported protocol version {protocol_version!r}")
@@ -125,6 +126,7 @@ class ClientCore:
         self._env = env
         self._cwd = cwd
         self._stderr = stderr
+        self._headers = _user_headers(headers)
         self._transport: Transport | None = None
         self._peer: Peer | None = None
         self._reader: asyncio.Task[None] | None = None
@@ -166,7 +168,9 @@ class ClientCore:
         """Start the transport and agree on a protocol revision with the server (see
         :mod:`mcpkit.client.connect`)."""
         try:
-            transport = await open_transport(self._target, env=self._env, cwd=self._cwd, stderr=self._stderr)
+            transport = await open_transport(
+                self._target, env=self._env, cwd=self._cwd, stderr=self._stderr, headers=self._headers
+            )
             probe = self._attach(transport)
             try:
                 with self._naming_exit():
@@ -186,7 +190,7 @@ class ClientCore:
                 # "If it fails with an HTTP 4xx status code ... issue a GET request to the server URL,
                 # expecting ... an SSE stream" of the 2024-11-05 HTTP+SSE transport.
                 await self.aclose()
-                self._attach(await open_legacy_sse(str(self._target)))
+                self._attach(await open_legacy_sse(str(self._target), self._headers))
                 with self._naming_exit():
                     agreement = await self._initialize(legacy_sse_version(self._forced))
         except BaseException:
@@ -381,3 +385,28 @@ class ClientCore:
     async def _default_log(self, params: dict[str, Any]) -> None:
         level = _PY_LEVELS.get(str(params.get("level")), logging.INFO)
         server_logger.log(level, "%s", params.get("data"), extra={"mcp_logger": params.get("logger")})
+
+
+#: Headers the transports set themselves: a caller's value would contradict the protocol's.
+_PROTOCOL_HEADERS = frozenset(
+    {
+        "accept",
+        "content-type",
+        "last-event-id",
+        "mcp-protocol-version",
+        "mcp-session-id",
+        "mcp-method",
+        "mcp-name",
+    }
+)
+
+
+def _user_headers(headers: dict[str, str] | None) -> dict[str, str] | None:
+    """*headers* for every HTTP request, refusing the protocol's own (and any ``Mcp-Param-*``)."""
+    if not headers:
+        return None
+    for name in headers:
+        lowered = name.lower()
+        if lowered in _PROTOCOL_HEADERS or lowered.startswith("mcp-param-"):
+            raise ValueError(f"the {name} header is set by the protocol; it cannot be given in headers=")
+    return dict(headers)
