@@ -43,6 +43,7 @@ LAYERS: Final[list[tuple[float, str, tuple[str, ...]]]] = [
             "_signature",
             "_signature_*",
             "_pagination",
+            "_ratelimit",
             "_yaml",
             "types",
             "_resources",

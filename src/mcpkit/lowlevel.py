@@ -451,6 +451,7 @@ class LowLevelServer:
         host: str = "127.0.0.1",
         port: int = 8000,
         max_header_bytes: int = 64 * 1024,
+        max_header_count: int = 100,
         header_timeout: float = 10.0,
         keep_alive_timeout: int = 5,
         **http_options: Any,
@@ -458,8 +459,8 @@ class LowLevelServer:
         """Serve over *transport* (blocking): ``"stdio"`` until the client goes away, or ``"http"``
         (Streamable HTTP at ``http://host:port/mcp``, served by uvicorn) until interrupted.
 
-        For HTTP, *max_header_bytes* bounds a request's head (431 and the connection closed
-        beyond it), *header_timeout* the seconds it may take to arrive (then 408), and
+        For HTTP, *max_header_bytes* bounds a request's head and *max_header_count* its header
+        fields (431 and the connection closed beyond either), *header_timeout* the seconds it may take to arrive (then 408), and
         *keep_alive_timeout* how long an idle connection is kept; *http_options* go to
         :meth:`http_app` (``allowed_hosts``, ``max_sessions``, ``body_timeout``...)."""
         if transport == "stdio":
@@ -472,6 +473,7 @@ class LowLevelServer:
                 host=host,
                 port=port,
                 max_header_bytes=max_header_bytes,
+                max_header_count=max_header_count,
                 header_timeout=header_timeout,
                 keep_alive_timeout=keep_alive_timeout,
             )

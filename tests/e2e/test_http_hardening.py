@@ -394,6 +394,35 @@ def test_an_unterminated_50_mb_header_line_costs_no_memory(served: Served) -> No
     assert call_2026(served.url, "nap", seconds=0).status_code == 200
 
 
+def test_a_request_with_too_many_headers_gets_431(served: Served) -> None:
+    """max_header_count (100): 431 and the connection closed; 90 headers are served as usual."""
+
+    def post_with(count: int) -> bytes:
+        body = json.dumps(
+            {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "nap", "arguments": {}}}
+        ).encode()
+        extra = b"".join(b"X-Filler-%d: x\r\n" % n for n in range(count))
+        head = (
+            b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            b"Accept: application/json, text/event-stream\r\nConnection: close\r\n"
+            b"Content-Length: %d\r\n" % len(body)
+        )
+        with socket.create_connection(("127.0.0.1", served.port), timeout=10) as sock:
+            sock.sendall(head + extra + b"\r\n" + body)
+            reply = b""
+            with contextlib.suppress(OSError):
+                while chunk := sock.recv(65536):
+                    reply += chunk
+        return reply
+
+    refused = post_with(101)
+    assert refused.startswith(b"HTTP/1.1 431"), refused[:200]
+    served_reply = post_with(90)
+    assert served_reply.startswith(b"HTTP/1.1 "), served_reply[:200]
+    assert not served_reply.startswith(b"HTTP/1.1 431"), served_reply[:200]
+    assert call_2026(served.url, "nap", seconds=0).status_code == 200
+
+
 def test_sessions_are_capped_and_the_open_ones_unaffected(tmp_path: Path) -> None:
     """max_sessions: initialize beyond the cap gets 503, Retry-After and a JSON-RPC error."""
     with serve(tmp_path, "--max-sessions", "3") as served:

@@ -23,17 +23,29 @@ def _cmd_run(args: argparse.Namespace) -> int:
             allowed_hosts=args.allow_host,
             allowed_origins=args.allow_origin,
             max_header_bytes=args.max_header_bytes,
+            max_header_count=args.max_header_count,
             header_timeout=args.header_timeout,
             keep_alive_timeout=args.keep_alive_timeout,
             max_body_bytes=args.max_body_bytes,
             body_timeout=args.body_timeout,
             max_sessions=args.max_sessions,
+            max_sessions_per_client=args.max_sessions_per_client,
+            rate_limit=args.rate_limit,
             max_requests_per_session=args.max_requests_per_session,
             stream_queue_limit=args.stream_queue_limit,
         )
     else:
         server.run("stdio")
     return 0
+
+
+def _rate(text: str) -> str:
+    from .._ratelimit import Rate
+
+    try:
+        return Rate(text).spec
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def register(sub: Any) -> None:
@@ -51,13 +63,17 @@ def register(sub: Any) -> None:
     limits = run.add_argument_group("HTTP limits (see SECURITY.md)")
     for flag, kind, default, text in (
         ("--max-header-bytes", int, 64 * 1024, "bytes of a request head (431 beyond)"),
+        ("--max-header-count", int, 100, "header fields of a request (431 beyond)"),
         ("--header-timeout", float, 10.0, "seconds a request head may take (408 after)"),
         ("--keep-alive-timeout", int, 5, "seconds an idle connection is kept"),
         ("--max-body-bytes", int, 4 * 1024 * 1024, "bytes of a request body (413 beyond)"),
         ("--body-timeout", float, 30.0, "seconds the rest of a request body may take (408 after)"),
         ("--max-sessions", int, 10_000, "handshake-era sessions at once (503 beyond)"),
+        ("--max-sessions-per-client", int, 1_000, "of those, from one client address (503 beyond)"),
         ("--max-requests-per-session", int, 256, "requests in flight per session (an error beyond)"),
         ("--stream-queue-limit", int, 1024, "messages queued for an unread stream (it ends beyond)"),
     ):
         limits.add_argument(flag, type=positive(kind), default=default, help=f"{text} (default: {default})")
+    limits.add_argument("--rate-limit", metavar="N/UNIT", default=None, type=_rate,
+                        help="requests per client address, e.g. 100/s or 1000/m (429 beyond; default: none)")  # fmt: skip
     run.set_defaults(handler=_cmd_run)

@@ -9,6 +9,8 @@ is httptools with two checks of its own, made per chunk read, outside the per-re
 
 * the head (request line and headers) of each request may be at most *max_header_bytes*; beyond
   that the client gets 431 and the connection is closed, having cost at most that plus one read;
+* a head may carry at most *max_header_count* header fields (431 beyond): many tiny headers cost a
+  tuple each and a pass over them in every layer that reads headers;
 * a head must be complete within *header_timeout* seconds of its first byte (or of the connection
   opening); otherwise the connection is closed (408). Bodies have their own timeout in the app
   (``body_timeout``), idle keep-alive connections uvicorn's ``timeout_keep_alive``.
@@ -26,6 +28,7 @@ __all__ = [
     "DEFAULT_HEADER_TIMEOUT",
     "DEFAULT_KEEP_ALIVE",
     "DEFAULT_MAX_HEADER_BYTES",
+    "DEFAULT_MAX_HEADER_COUNT",
     "bounded_protocol",
     "serve",
 ]
@@ -33,6 +36,7 @@ __all__ = [
 logger = logging.getLogger("mcpkit.http")
 
 DEFAULT_MAX_HEADER_BYTES: Final = 64 * 1024
+DEFAULT_MAX_HEADER_COUNT: Final = 100
 DEFAULT_HEADER_TIMEOUT: Final = 10.0
 DEFAULT_KEEP_ALIVE: Final = 5
 DEFAULT_SHUTDOWN_TIMEOUT: Final = 5
@@ -42,15 +46,21 @@ def _reply(status: bytes) -> bytes:
     return b"HTTP/1.1 " + status + b"\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
 
 
+class _TooManyHeaders(Exception):
+    """Raised from the parser's header callback to stop parsing a head over the count."""
+
+
 class _BoundedHttpTools(HttpToolsProtocol):
     """httptools with a cap on the request head and a deadline for it (see the module docstring)."""
 
     max_header_bytes: int = DEFAULT_MAX_HEADER_BYTES
+    max_header_count: int = DEFAULT_MAX_HEADER_COUNT
     header_timeout: float = DEFAULT_HEADER_TIMEOUT
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         self._head_bytes = 0
+        self._refused = False
         self._in_head = True  # waiting for (the rest of) a request head
         self._head_timer: asyncio.TimerHandle | None = self.loop.call_later(
             self.header_timeout, self._head_late
@@ -72,6 +82,17 @@ class _BoundedHttpTools(HttpToolsProtocol):
                 self._refuse(b"431 Request Header Fields Too Large")
             elif self._head_timer is None:
                 self._head_timer = self.loop.call_later(self.header_timeout, self._head_late)
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        if len(self.headers) >= self.max_header_count:
+            logger.warning("closing a connection whose request has over %d headers", self.max_header_count)
+            self._refuse(b"431 Request Header Fields Too Large")
+            raise _TooManyHeaders  # httptools stops parsing; uvicorn's own 400 is skipped below
+        super().on_header(name, value)
+
+    def send_400_response(self, msg: str) -> None:
+        if not self._refused:  # a parse error of ours has been answered already
+            super().send_400_response(msg)
 
     def on_headers_complete(self) -> None:
         self._in_head = False
@@ -95,17 +116,24 @@ class _BoundedHttpTools(HttpToolsProtocol):
             self._refuse(b"408 Request Timeout")
 
     def _refuse(self, status: bytes) -> None:
+        self._refused = True
         self._stop_head_timer()
         self.transport.write(_reply(status))
         self.transport.close()
 
 
-def bounded_protocol(max_header_bytes: int, header_timeout: float) -> type[asyncio.Protocol]:
+def bounded_protocol(
+    max_header_bytes: int, header_timeout: float, max_header_count: int = DEFAULT_MAX_HEADER_COUNT
+) -> type[asyncio.Protocol]:
     """The httptools protocol class with these bounds."""
     return type(
         "BoundedHttpTools",
         (_BoundedHttpTools,),
-        {"max_header_bytes": max_header_bytes, "header_timeout": header_timeout},
+        {
+            "max_header_bytes": max_header_bytes,
+            "max_header_count": max_header_count,
+            "header_timeout": header_timeout,
+        },
     )
 
 
@@ -115,6 +143,7 @@ def serve(
     host: str,
     port: int,
     max_header_bytes: int = DEFAULT_MAX_HEADER_BYTES,
+    max_header_count: int = DEFAULT_MAX_HEADER_COUNT,
     header_timeout: float = DEFAULT_HEADER_TIMEOUT,
     keep_alive_timeout: int = DEFAULT_KEEP_ALIVE,
     shutdown_timeout: int = DEFAULT_SHUTDOWN_TIMEOUT,
@@ -130,7 +159,7 @@ def serve(
         app,
         host=host,
         port=port,
-        http=bounded_protocol(max_header_bytes, header_timeout),
+        http=bounded_protocol(max_header_bytes, header_timeout, max_header_count),
         timeout_keep_alive=keep_alive_timeout,
         timeout_graceful_shutdown=shutdown_timeout,
         log_level="warning",

@@ -21,11 +21,13 @@ The request head is bounded where it is parsed (:mod:`._uvicorn`).
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Callable, Iterable
 from typing import Final
 
 from ... import _jsonrpc as jsonrpc
 from ..._errors import HEADER_MISMATCH, INVALID_REQUEST, SERVER_BUSY, RemoteProtocolError
+from ..._ratelimit import KeyedBuckets
 from ...kernel import Endpoint
 from ...session import error_response
 from ..event_store import EventStore, MemoryEventStore
@@ -62,6 +64,12 @@ class StreamableHTTPApp:
         body_timeout: seconds the rest of a request body may take once it started (then 408).
         max_sessions: handshake-era sessions (HTTP+SSE included) open at once; ``initialize``
             beyond it gets 503 with ``Retry-After`` (after idle sessions are expired).
+        rate_limit: requests per client address (``"100/s"``, ``"1000/m"``, ``"50/10s"``: a token
+            bucket per address, opt-in); beyond it, 429 with ``Retry-After`` and -32000. Counts
+            every request (POST, GET, DELETE) of either era.
+        max_sessions_per_client: of those, how many one client address may hold (the ASGI
+            ``client`` of the request: behind a proxy, that is the proxy unless the server is told
+            to trust its forwarding headers); beyond it, 503 as above.
         max_requests_per_session: requests of one session being handled at once; one more is
             answered with a JSON-RPC error (-32000) at once.
         stream_queue_limit: messages queued for one GET, listen or HTTP+SSE stream whose client
@@ -83,16 +91,20 @@ class StreamableHTTPApp:
         retry_ms: int = 1000,
         body_timeout: float = 30.0,
         max_sessions: int = 10_000,
+        max_sessions_per_client: int = 1_000,
         max_requests_per_session: int = 256,
         stream_queue_limit: int = DEFAULT_STREAM_QUEUE,
+        rate_limit: str | None = None,
     ) -> None:
         self.server = server
+        self.rate_limit = KeyedBuckets(rate_limit) if rate_limit is not None else None
         self.event_store: EventStore = event_store if event_store is not None else MemoryEventStore()
         self.table = SessionTable(
             server,
             self.event_store,
             session_idle_seconds,
             max_sessions=max_sessions,
+            max_sessions_per_client=max_sessions_per_client,
             queue_limit=stream_queue_limit,
         )
         self.body_timeout = body_timeout
@@ -133,12 +145,19 @@ class StreamableHTTPApp:
         if origin is not None and not self._origin_ok(origin):
             await error(send, 403, None, INVALID_REQUEST, "Forbidden: Origin not allowed")
             return
+        if self.rate_limit is not None:
+            wait = self.rate_limit.take(_client_of(scope))
+            if wait:
+                await error(send, 429, None, SERVER_BUSY,
+                            f"Too many requests: over {self.rate_limit.rate.spec} for this client",
+                            [(b"retry-after", str(math.ceil(wait)).encode())])  # fmt: skip
+                return
         self.table.expire_idle()
         method = scope["method"]
         if legacy:
             if path == self.sse_path:
                 if method == "GET":
-                    await open_sse(self.table, self.messages_path, receive, send)
+                    await open_sse(self.table, self.messages_path, _client_of(scope), receive, send)
                 else:
                     await plain(send, 405, b"GET opens the event stream")
             elif method == "POST":
@@ -164,7 +183,7 @@ class StreamableHTTPApp:
         except BodyRefused as exc:
             await error(send, exc.status, None, INVALID_REQUEST, str(exc))
             return
-        await self._post(body, headers, receive, send)
+        await self._post(body, headers, _client_of(scope), receive, send)
 
     def _host_ok(self, host: str) -> bool:
         name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
@@ -176,7 +195,9 @@ class StreamableHTTPApp:
         rest = origin.split("://", 1)[-1]
         return self._host_ok(rest) and rest.split(":")[0] in _LOCAL_HOSTS
 
-    async def _post(self, body: bytes, headers: dict[str, str], receive: Receive, send: Send) -> None:
+    async def _post(
+        self, body: bytes, headers: dict[str, str], client: str, receive: Receive, send: Send
+    ) -> None:
         try:
             message = jsonrpc.decode(body)
         except RemoteProtocolError as exc:
@@ -190,7 +211,7 @@ class StreamableHTTPApp:
             return
         if session_id is None:
             if isinstance(message, jsonrpc.Request) and message.method == "initialize":
-                await self._initialize(message, headers, receive, send)
+                await self._initialize(message, client, send)
             elif isinstance(message, jsonrpc.Notification):
                 await plain(send, 202, b"")  # outside a session nothing listens for it; accepting is harmless
             else:
@@ -203,10 +224,8 @@ class StreamableHTTPApp:
         if session is not None:
             await self._in_session(session, message, headers, receive, send)
 
-    async def _initialize(
-        self, request: jsonrpc.Request, headers: dict[str, str], receive: Receive, send: Send
-    ) -> None:
-        session = self.table.new()
+    async def _initialize(self, request: jsonrpc.Request, client: str, send: Send) -> None:
+        session = self.table.new(client=client)
         if session is None:
             await error(send, 503, request.id, SERVER_BUSY, "Server busy: too many sessions, retry later",
                         [(b"retry-after", b"5")])  # fmt: skip
@@ -328,6 +347,12 @@ class StreamableHTTPApp:
             await error(send, 409, None, INVALID_REQUEST, "Conflict: this session already has a GET stream")
         else:
             await standalone_stream(session, receive, send, b": stream open\n\n")
+
+
+def _client_of(scope: Scope) -> str:
+    """The address a request came from (empty when the server does not say)."""
+    client = scope.get("client")
+    return str(client[0]) if client else ""
 
 
 def _answerable_ids(events: list[jsonrpc.Event | RemoteProtocolError]) -> list[jsonrpc.RequestId]:

@@ -15,9 +15,11 @@ from .sessions import SessionTable, standalone_stream
 __all__ = ["open_sse", "post_message"]
 
 
-async def open_sse(table: SessionTable, messages_path: str, receive: Receive, send: Send) -> None:
+async def open_sse(
+    table: SessionTable, messages_path: str, client: str, receive: Receive, send: Send
+) -> None:
     """GET: a new session and its stream, until the client goes away (503 if there are too many)."""
-    new = table.new(legacy=True)
+    new = table.new(legacy=True, client=client)
     if new is None:
         await send({"type": "http.response.start", "status": 503,
                     "headers": [(b"content-type", b"text/plain"), (b"retry-after", b"5")]})  # fmt: skip

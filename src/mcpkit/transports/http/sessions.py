@@ -126,10 +126,16 @@ class HTTPSession:
     its peer sends through."""
 
     def __init__(
-        self, endpoint: Endpoint, *, legacy: bool = False, queue_limit: int = DEFAULT_STREAM_QUEUE
+        self,
+        endpoint: Endpoint,
+        *,
+        legacy: bool = False,
+        queue_limit: int = DEFAULT_STREAM_QUEUE,
+        client: str = "",
     ) -> None:
         self.id = secrets.token_urlsafe(24)  # "cryptographically secure": it is a bearer of the session
         self.legacy = legacy  # a 2024-11-05 HTTP+SSE session: everything goes on its one stream
+        self.client = client  # the address it was opened from (sessions per client are capped)
         self.touched = time.monotonic()
         self.ended = asyncio.Event()
         #: The open response streams, by the id of each request they carry.
@@ -263,10 +269,14 @@ class SessionTable:
         clock: Callable[[], float] = time.monotonic,
         *,
         max_sessions: int = 10_000,
+        max_sessions_per_client: int = 1_000,
         queue_limit: int = DEFAULT_STREAM_QUEUE,
     ) -> None:
         self.endpoint = endpoint
         self.max_sessions = max_sessions
+        self.max_sessions_per_client = max_sessions_per_client
+        #: Open sessions by client address; an address with none is not kept.
+        self.per_client: dict[str, int] = {}
         self.queue_limit = queue_limit
         self.event_store = event_store
         self.idle_seconds = idle_seconds
@@ -275,24 +285,39 @@ class SessionTable:
         self._expired_at = 0.0  # when expire_idle last looked
         self._chores: set[asyncio.Task[None]] = set()
 
-    def new(self, *, legacy: bool = False) -> HTTPSession | None:
-        """A new session (not yet in the table), or ``None`` if the table is full."""
-        if len(self.sessions) >= self.max_sessions:
+    def new(self, *, legacy: bool = False, client: str = "") -> HTTPSession | None:
+        """A new session for *client* (an address; not yet in the table), or ``None`` if the table
+        is full or that client has its share of it already."""
+        if not self._room_for(client):
             self._expired_at = 0.0  # idle ones make room first
             self.expire_idle()
-            if len(self.sessions) >= self.max_sessions:
-                logger.warning("refusing a new session: %d are open (max_sessions)", len(self.sessions))
+            if not self._room_for(client):
                 return None
-        return HTTPSession(self.endpoint, legacy=legacy, queue_limit=self.queue_limit)
+        return HTTPSession(self.endpoint, legacy=legacy, queue_limit=self.queue_limit, client=client)
+
+    def _room_for(self, client: str) -> bool:
+        if len(self.sessions) >= self.max_sessions:
+            logger.warning("refusing a new session: %d are open (max_sessions)", len(self.sessions))
+            return False
+        if self.per_client.get(client, 0) >= self.max_sessions_per_client:
+            # One client (or everyone behind one address) may not take every slot of the server.
+            logger.warning("refusing a new session: %s has %d open (max_sessions_per_client)",
+                           client or "a client", self.per_client[client])  # fmt: skip
+            return False
+        return True
 
     def add(self, session: HTTPSession) -> HTTPSession:
         session.touched = self.clock()
         self.sessions[session.id] = session
+        self.per_client[session.client] = self.per_client.get(session.client, 0) + 1
         return session
 
     def end(self, session: HTTPSession) -> None:
         """End *session*: its requests stop, its streams close, the server forgets it."""
-        self.sessions.pop(session.id, None)
+        if self.sessions.pop(session.id, None) is not None:
+            left = self.per_client.pop(session.client, 1) - 1
+            if left:
+                self.per_client[session.client] = left
         for stream_id in session.resumable:
             self.chore(self.event_store.forget(stream_id))
         session.resumable.clear()
