@@ -445,6 +445,46 @@ def test_sessions_are_capped_and_the_open_ones_unaffected(tmp_path: Path) -> Non
         )
 
 
+def from_address(address: str) -> httpx.Client:
+    """An HTTP client whose connections leave from *address* (any of 127.0.0.0/8 reaches the
+    server on 127.0.0.1): a second client, as far as the server can tell."""
+    return httpx.Client(transport=httpx.HTTPTransport(local_address=address), timeout=10)
+
+
+def test_sessions_per_client_are_capped_and_other_clients_unaffected(tmp_path: Path) -> None:
+    """max_sessions_per_client: one address may not take every session of the server."""
+    with serve(tmp_path, "--max-sessions-per-client", "2") as served:
+        mine = [initialize(served.url) for _ in range(2)]
+        refused = httpx.post(
+            served.url, json=initialize_request("2025-11-25", 9), headers={"Accept": ACCEPT}, timeout=10
+        )
+        assert refused.status_code == 503 and refused.headers["retry-after"].isdigit()
+        assert refused.json()["id"] == 9 and refused.json()["error"]["code"] == -32000
+        assert httpx.get(f"http://127.0.0.1:{served.port}/sse", timeout=10).status_code == 503
+        with from_address("127.0.0.2") as other:
+            theirs = other.post(served.url, json=initialize_request("2025-11-25"), headers={"Accept": ACCEPT})
+            assert theirs.status_code == 200 and "mcp-session-id" in theirs.headers
+        assert session_post(served.url, mine[1], tool_call(1, "nap", seconds=0)).status_code == 200
+        assert httpx.delete(served.url, headers=mine[0], timeout=10).status_code == 200
+        initialize(served.url)  # ending one makes room for one more
+
+
+def test_rate_limit_per_client_address_answers_429(tmp_path: Path) -> None:
+    """--rate-limit: a token bucket per client address, every request counted, both eras."""
+    with serve(tmp_path, "--rate-limit", "4/60s") as served:
+        headers = initialize(served.url)  # 2 requests: initialize, notifications/initialized
+        assert session_post(served.url, headers, tool_call(1, "nap", seconds=0)).status_code == 200
+        assert call_2026(served.url, "nap", seconds=0).status_code == 200
+        over = call_2026(served.url, "nap", seconds=0)
+        assert over.status_code == 429, over.text
+        assert 1 <= int(over.headers["retry-after"]) <= 15
+        assert over.json()["error"]["code"] == -32000 and "4/60s" in over.json()["error"]["message"]
+        assert session_post(served.url, headers, tool_call(2, "nap", seconds=0)).status_code == 429
+        with from_address("127.0.0.2") as other:  # another client has its own bucket
+            body, stateless_headers = stateless("tools/call", {"name": "nap", "arguments": {"seconds": 0}})
+            assert other.post(served.url, content=body, headers=stateless_headers).status_code == 200
+
+
 def test_requests_in_flight_per_session_are_capped_without_deadlock(tmp_path: Path) -> None:
     """max_requests_per_session: one more request is answered with -32000 at once; answers to the
     server's own requests never count, so a handler waiting on the client finishes."""
