@@ -1,0 +1,153 @@
+"""``mcpkit install HOST FILE|URL``: add a server to a host application's MCP configuration.
+
+The entry is written in the host's own format into its own file (or printed with ``--print``),
+leaving every other server, setting and comment of that file as it was. See ``docs/install.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+__all__ = ["register"]
+
+
+class _Unchanged(Exception):
+    """The host already has exactly this entry."""
+
+
+def _launch(args: argparse.Namespace) -> Any:
+    from ._hosts._launch import parse_env, read_env_file, remote, stdio
+
+    if args.target.startswith(("http://", "https://")):
+        if args.env or args.env_file or args.packages:
+            raise SystemExit("mcpkit: --env, --env-file and --with apply to a server file, not to a URL")
+        return remote(args.target, args.name)
+    env = read_env_file(args.env_file) if args.env_file else {}
+    env |= parse_env(args.env)  # --env wins over the file, as the more specific of the two
+    return stdio(args.target, args.name, env, args.packages)
+
+
+def _nest(section: tuple[str, ...], key: str, entry: dict[str, Any]) -> dict[str, Any]:
+    nested: dict[str, Any] = {key: entry}
+    for name in reversed(section):
+        nested = {name: nested}
+    return nested
+
+
+def _lookup(document: Any, section: tuple[str, ...]) -> Any:
+    for name in section:
+        document = document.get(name) if isinstance(document, dict) else None
+    return document
+
+
+def _edit(
+    host: Any, section: tuple[str, ...], key: str, entry: dict[str, Any], force: bool, where: Path
+) -> Any:
+    """The function that turns the config file's text into the new text, refusing what it must."""
+    from ._hosts import _jsonc, _yamledit
+
+    loads = _yamledit.loads if host.yaml else _jsonc.loads
+
+    def edit(text: str) -> str:
+        document = loads(text)
+        if not isinstance(document, dict):
+            raise SystemExit(f"mcpkit: {where} does not hold an object at the top level; not editing it")
+        servers = _lookup(document, section)
+        if isinstance(servers, dict) and key in servers:
+            if servers[key] == entry:
+                raise _Unchanged
+            if not force:
+                raise SystemExit(
+                    f"mcpkit: {host.title} already has a server named {key!r} in {where}; "
+                    "pass --force to replace it, or --name to choose another name"
+                )
+        if host.yaml:
+            new = _yamledit.set_entry(text, section[0], key, entry)
+        else:
+            new = _jsonc.set_member(text, section, key, entry)
+        # Whatever the splice did, the file must now read as before plus this one entry.
+        if _lookup(loads(new), section) != {**(servers if isinstance(servers, dict) else {}), key: entry}:
+            raise SystemExit(f"mcpkit: editing {where} went wrong; the file was left as it was")
+        return new
+
+    return edit
+
+
+def _cmd_install(args: argparse.Namespace) -> int:
+    from ._hosts import HOSTS
+    from ._hosts._files import replace_file
+    from ._hosts._jsonc import JSONCError
+    from ._hosts._yamledit import YAMLEditError
+
+    host = HOSTS[args.host]
+    scope = args.scope or ("project" if args.project else host.scopes[0])
+    if scope not in host.scopes:
+        raise SystemExit(
+            f"mcpkit: {host.title} has no {scope} configuration (it has: {', '.join(host.scopes)})"
+        )
+    project = Path(args.project or ".").resolve()
+    launch = _launch(args)
+    entry, key, section = host.entry(launch), host.key(launch.name), host.section(scope, project)
+    path = Path(args.config).expanduser() if args.config else host.file(scope, project)
+    if args.print:
+        nested = _nest(section, key, entry)
+        if host.yaml:
+            from ._hosts._yamledit import dumps
+
+            sys.stdout.write(dumps(nested))
+        else:
+            print(json.dumps(nested, indent=2, ensure_ascii=False))
+        print(f"mcpkit: nothing written; this entry belongs in {path}", file=sys.stderr)
+        return 0
+    try:
+        _, backup = replace_file(path, _edit(host, section, key, entry, args.force, path))
+    except _Unchanged:
+        print(f"{host.title} already has this {key!r} entry in {path}; nothing to do")
+        return 0
+    except (JSONCError, YAMLEditError) as exc:
+        raise SystemExit(f"mcpkit: cannot edit {path}: {exc}; the file was left as it was") from None
+    print(f"Added {key!r} to {host.title}'s configuration: {path}")
+    if backup is not None:
+        print(f"The previous file is saved as {backup}")
+    print(f"Restart {host.title} (or reload its MCP servers) to start it.")
+    return 0
+
+
+def register(sub: Any) -> None:
+    from ._hosts import HOSTS
+
+    cmd = sub.add_parser(
+        "install",
+        help="add a server to Claude, Cursor, VS Code, Windsurf, Zed or Goose",
+        description=(
+            "Write a server's entry into a host application's MCP configuration, in that host's "
+            "format, keeping the file's other servers, settings and comments."
+        ),
+    )
+    cmd.add_argument("host", metavar="HOST", choices=sorted(HOSTS), help=", ".join(sorted(HOSTS)))
+    cmd.add_argument(
+        "target", metavar="FILE.py[:OBJECT]|URL", help="a server file, or the URL of a running server"
+    )
+    cmd.add_argument(
+        "--name", help="the server's name in the host (default: Server's name in the file, or the URL's host)"
+    )
+    cmd.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
+                     help="an environment variable for the server; repeatable")  # fmt: skip
+    cmd.add_argument(
+        "--env-file", metavar="FILE", help="environment variables from a dotenv file (--env wins)"
+    )
+    cmd.add_argument("--with", dest="packages", action="append", default=[], metavar="PKG",
+                     help="a package the server needs, added with uv when the host starts it; repeatable")  # fmt: skip
+    cmd.add_argument("--scope", choices=["user", "project", "local"],
+                     help="user (default), project (a file in the project), or local (Claude Code only)")  # fmt: skip
+    cmd.add_argument(
+        "--project", metavar="DIR", help="the project folder for --scope project/local (default: .)"
+    )
+    cmd.add_argument("--config", metavar="PATH", help="edit this file instead of the host's usual one")
+    cmd.add_argument("--force", action="store_true", help="replace a server of the same name")
+    cmd.add_argument("--print", action="store_true", help="print the entry instead of writing it")
+    cmd.set_defaults(handler=_cmd_install)
