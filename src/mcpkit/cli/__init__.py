@@ -4,15 +4,22 @@
 a subcommand needs more: each subcommand module imports its heavy parts (rich, the client, httpx)
 inside its handler, never at import time. A subcommand module has one public function,
 ``register(subparsers)``; the order of ``_COMMANDS`` is the order of ``mcpkit --help``.
+
+Every user error ends as one line on stderr and an exit code of :mod:`._exits` (docs/cli.md lists
+them): argparse's own errors too, and a reader that stops reading our stdout (``| head``) ends the
+command quietly.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
+from ._exits import FAILED, INTERRUPTED, PIPE_CLOSED, USAGE, CliError
 from ._load import load_server
 
 __all__ = ["load_server", "main"]
@@ -20,10 +27,18 @@ __all__ = ["load_server", "main"]
 _COMMANDS = ("run", "client_commands", "dev", "install", "demo")
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, with its errors as one line (the usage is one ``--help`` away)."""
+
+    def error(self, message: str) -> NoReturn:
+        sys.stderr.write(f"{self.prog}: {message} (see '{self.prog} --help')\n")
+        sys.exit(USAGE)
+
+
 def _parser() -> argparse.ArgumentParser:
     from .. import __version__
 
-    parser = argparse.ArgumentParser(prog="mcpkit", description="Serve, inspect and call MCP servers.")
+    parser = _Parser(prog="mcpkit", description="Serve, inspect and call MCP servers.")
     parser.add_argument("--version", action="version", version=f"mcpkit {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in _COMMANDS:
@@ -37,18 +52,42 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _report(exc: CliError) -> None:
+    sys.stderr.write(f"mcpkit: {exc.message}\n")
+    if exc.detail:
+        sys.stderr.write(exc.detail.rstrip("\n") + "\n")
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null, so the interpreter's final flush into the closed pipe is silent."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``mcpkit`` command."""
-    args = _parser().parse_args(argv)
-    from .._errors import MCPError
-
     try:
-        return int(args.handler(args))
-    except MCPError as exc:
-        print(f"mcpkit: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return 1
+        args = _parser().parse_args(argv)
+        code = int(args.handler(args))
+        sys.stdout.flush()  # a closed pipe shows here, inside the try
+        return code
+    except CliError as exc:
+        _report(exc)
+        return exc.code
+    except BrokenPipeError:
+        _quiet_stdout()
+        return PIPE_CLOSED
     except KeyboardInterrupt:
-        return 130
+        sys.stderr.write("mcpkit: interrupted\n")
+        return INTERRUPTED
+    except Exception as exc:
+        from .._errors import MCPError
+
+        if not isinstance(exc, MCPError):
+            raise
+        sys.stderr.write(f"mcpkit: {exc}\n")
+        return FAILED
 
 
 if __name__ == "__main__":

@@ -1,106 +1,222 @@
-"""The client commands: ``mcpkit tools`` and ``mcpkit call``."""
+"""The client commands: list (``tools``, ``resources``, ``templates``, ``prompts``), ``call``, ``read``,
+``prompt``. Each connects through :mod:`._session` and prints through :mod:`._render`; nothing heavy
+is imported until a command runs."""
 
 from __future__ import annotations
 
 import argparse
-import asyncio
-import json
-import sys
+import contextlib
 from typing import Any
 
-from ._common import add_target_options, target_command
+from ._common import add_target_options
+from ._exits import FAILED, OK, USAGE, CliError
 
 __all__ = ["register"]
 
+#: command -> (list method, result key, capability, what one item is called)
+_LISTS = {
+    "tools": ("tools/list", "tools", "tools", "tool"),
+    "resources": ("resources/list", "resources", "resources", "resource"),
+    "templates": ("resources/templates/list", "resourceTemplates", "resources", "resource template"),
+    "prompts": ("prompts/list", "prompts", "prompts", "prompt"),
+}
 
-async def _with_client(args: argparse.Namespace, action: Any) -> Any:
-    from ..client import Client
 
-    async with Client(target_command(args.target), protocol_version=args.protocol_version) as client:
-        return client, await action(client)
-
-
-def _cmd_tools(args: argparse.Namespace) -> int:
-    import msgspec
-
-    async def action(client: Any) -> Any:
-        return await client.list_tools()
-
-    client, tools = asyncio.run(_with_client(args, action))
-    if args.json:
-        print(json.dumps([msgspec.to_builtins(t) for t in tools], indent=2))
-        return 0
-    from rich.console import Console
-    from rich.table import Table
-
+def _server_name(client: Any, args: argparse.Namespace) -> str:
     info = client.server_info
-    table = Table(
-        title=f"{info.name if info else 'server'} · protocol {client.protocol_version}", title_justify="left"
-    )
-    table.add_column("tool", style="bold cyan", no_wrap=True)
-    table.add_column("arguments", style="green")
-    table.add_column("description")
-    for tool in tools:
-        props = tool.input_schema.get("properties", {})
-        required = set(tool.input_schema.get("required", []))
-        arguments = ", ".join(f"{name}{'' if name in required else '?'}" for name in props)
-        description = tool.description if isinstance(tool.description, str) else ""
-        table.add_row(tool.name, arguments, description.split("\n")[0])
-    Console().print(table)
-    return 0
+    return str(info.name) if info is not None and info.name else str(args.target)
+
+
+async def _list(client: Any, method: str, key: str) -> list[Any]:
+    from ..client.exchange import list_all
+
+    return [item for item in await list_all(client.request, method, key) if isinstance(item, dict)]
+
+
+def _cmd_list(args: argparse.Namespace) -> int:
+    from ._render import Output, first_line, signature
+    from ._session import run_client
+
+    method, key, capability, noun = _LISTS[args.command]
+    out = Output(as_json=args.json)
+
+    async def action(client: Any, _: Any) -> int:
+        if capability not in client.server_capabilities:
+            from ._feedback import warn
+
+            warn(f"{_server_name(client, args)} offers no {capability}")
+            items: list[Any] = []
+        else:
+            items = await _list(client, method, key)
+        if out.as_json:
+            out.json(items)
+            return OK
+        title = f"{_server_name(client, args)} · protocol {client.protocol_version}"
+        if args.command in ("tools", "prompts"):
+            rows = [
+                [str(i.get("name")), _arguments_text(args.command, i), first_line(i.get("description"))]
+                for i in items
+            ]
+            out.table(title, [noun, "arguments", "description"], rows)
+        else:
+            address = "uri" if args.command == "resources" else "uriTemplate"
+            rows = [
+                [
+                    str(i.get(address)),
+                    str(i.get("title") or i.get("name") or ""),
+                    str(i.get("mimeType") or ""),
+                    first_line(i.get("description")),
+                ]
+                for i in items
+            ]
+            out.table(title, [noun, "name", "type", "description"], rows)
+        if not items and out.tty:
+            out.text(f"(no {args.command})", dim=True)
+        return OK
+
+    def _arguments_text(command: str, item: dict[str, Any]) -> str:
+        if command == "tools":
+            return signature(item.get("inputSchema"))
+        arguments = item.get("arguments")
+        arguments = arguments if isinstance(arguments, list) else []
+        return ", ".join(
+            f"{a.get('name')}{'' if a.get('required') else '?'}" for a in arguments if isinstance(a, dict)
+        )
+
+    return run_client(args, action)
 
 
 def _cmd_call(args: argparse.Namespace) -> int:
-    import msgspec
+    from ._arguments import arguments_from_words, check_name
+    from ._render import Output
+    from ._session import run_client
 
-    try:
-        arguments = json.loads(args.arguments) if args.arguments else {}
-    except json.JSONDecodeError as exc:
-        print(f"mcpkit: the arguments are not valid JSON: {exc}", file=sys.stderr)
-        return 2
-    if not isinstance(arguments, dict):
-        print("mcpkit: the arguments must be a JSON object", file=sys.stderr)
-        return 2
+    out = Output(as_json=args.json, save=args.save)
 
-    async def action(client: Any) -> Any:
-        return await client.call_tool(args.tool, arguments)
-
-    _, result = asyncio.run(_with_client(args, action))
-    if args.json:
-        print(json.dumps(msgspec.to_builtins(result), indent=2))
-        return 1 if result.is_error is True else 0
-    from rich.console import Console
-
-    console = Console()
-    _print_result(console, result)
-    return 1 if result.is_error is True else 0
-
-
-def _print_result(console: Any, result: Any) -> None:
-    import msgspec
-    from rich.json import JSON
-
-    from ..types import TextContent
-
-    style = "bold red" if result.is_error is True else None
-    for block in result.content:
-        if isinstance(block, TextContent):
-            console.print(block.text, style=style, markup=False, highlight=False)
+    async def action(client: Any, feedback: Any) -> int:
+        tools = await client.list_tools()  # also what the HTTP transport mirrors into Mcp-Param-* headers
+        by_name = {tool.name: tool for tool in tools}
+        check_name(args.tool, list(by_name), "tool", _server_name(client, args))
+        schema = by_name[args.tool].input_schema
+        arguments = arguments_from_words(args.arguments, schema, f"tool {args.tool}")
+        params = {"name": args.tool, "arguments": arguments}
+        result = await client.request("tools/call", params, on_progress=feedback.progress)
+        feedback.close()
+        if not isinstance(result, dict):
+            raise CliError(f"the server answered tools/call with {type(result).__name__}, not a result")
+        if out.as_json:
+            out.json(result)
         else:
-            console.print(JSON.from_data(msgspec.to_builtins(block)))
-    structured = result.structured_content
-    texts = [block.text for block in result.content if isinstance(block, TextContent)]
-    if structured is not msgspec.UNSET and structured != {"result": texts[0] if texts else None}:
-        # Shown unless it only repeats the text (a tool annotated -> str).
-        console.print("[dim]structured:[/dim]", JSON.from_data(structured))
+            out.tool_result(result)
+        return FAILED if result.get("isError") is True else OK
+
+    return run_client(args, action)
+
+
+def _cmd_read(args: argparse.Namespace) -> int:
+    from .._errors import RPCError
+    from ._render import Output
+    from ._session import run_client
+
+    out = Output(as_json=args.json, save=args.save)
+
+    async def action(client: Any, _: Any) -> int:
+        try:
+            result = await client.request("resources/read", {"uri": args.uri})
+        except RPCError as exc:
+            if exc.code not in (-32002, -32602):
+                raise
+            raise await _unknown_resource(client, args, exc) from None
+        if out.as_json:
+            out.json(result)
+        else:
+            out.contents(result.get("contents") if isinstance(result, dict) else None)
+        return OK
+
+    return run_client(args, action)
+
+
+async def _unknown_resource(client: Any, args: argparse.Namespace, exc: Any) -> CliError:
+    """A resource the server does not have: "did you mean" among its resources, unless a template
+    matches the URI (then the server's own message says what is missing)."""
+    from .._uritemplate import UriTemplate
+    from ._arguments import suggest
+
+    resources = await _list(client, "resources/list", "resources")
+    templates = await _list(client, "resources/templates/list", "resourceTemplates")
+    for template in templates:
+        with contextlib.suppress(Exception):  # a template mcpkit cannot parse matches nothing
+            if UriTemplate(str(template.get("uriTemplate"))).match(args.uri) is not None:
+                return CliError(f"{exc} (no such {template.get('name') or 'resource'})", FAILED)
+    known = [str(r.get("uri")) for r in resources] + [str(t.get("uriTemplate")) for t in templates]
+    return CliError(suggest(args.uri, known, "resource", _server_name(client, args)), USAGE)
+
+
+def _cmd_prompt(args: argparse.Namespace) -> int:
+    from ._arguments import arguments_from_words, check_name
+    from ._render import Output
+    from ._session import run_client
+
+    out = Output(as_json=args.json, save=args.save)
+
+    async def action(client: Any, _: Any) -> int:
+        prompts = {str(p.get("name")): p for p in await _list(client, "prompts/list", "prompts")}
+        check_name(args.name, list(prompts), "prompt", _server_name(client, args))
+        declared = [a for a in prompts[args.name].get("arguments") or [] if isinstance(a, dict)]
+        schema = {
+            "properties": {str(a.get("name")): {"type": "string"} for a in declared},
+            "required": [str(a.get("name")) for a in declared if a.get("required")],
+        }
+        arguments = arguments_from_words(args.arguments, schema, f"prompt {args.name}")
+        if any(not isinstance(v, str) for v in arguments.values()):
+            raise CliError("prompt arguments are strings: quote numbers and the like in the JSON", USAGE)
+        result = await client.request("prompts/get", {"name": args.name, "arguments": arguments})
+        if out.as_json:
+            out.json(result)
+            return OK
+        messages = result.get("messages") if isinstance(result, dict) else None
+        for message in messages if isinstance(messages, list) else []:
+            if isinstance(message, dict):
+                out.text(f"[{message.get('role')}]", dim=True)
+                out.block(message.get("content"))
+        return OK
+
+    return run_client(args, action)
 
 
 def register(sub: Any) -> None:
-    tools = sub.add_parser("tools", help="list a server's tools")
-    add_target_options(tools)
-    tools.set_defaults(handler=_cmd_tools)
-    call = sub.add_parser("call", help="call one tool and print the result")
+    helps = {
+        "tools": "list a server's tools",
+        "resources": "list a server's resources",
+        "templates": "list a server's resource templates",
+        "prompts": "list a server's prompts",
+    }
+    for name, text in helps.items():
+        cmd = sub.add_parser(name, help=text, description=f"{text[0].upper()}{text[1:]}.")
+        add_target_options(cmd)
+        cmd.set_defaults(handler=_cmd_list)
+    call = sub.add_parser(
+        "call",
+        help="call one tool and print the result",
+        description="Call a tool. Arguments are key=value words, typed by the tool's input schema (a "
+        "string takes the text as is, anything else is read as JSON; key:=JSON forces JSON), or one "
+        "JSON object.",
+    )
     add_target_options(call)
-    call.add_argument("tool")
-    call.add_argument("arguments", nargs="?", default="{}", help="the arguments as a JSON object")
+    call.add_argument("tool", metavar="TOOL")
+    call.add_argument("arguments", nargs="*", metavar="KEY=VALUE", help="arguments, or one JSON object")
+    call.add_argument("--save", metavar="DIR", help="write images, audio and blobs to files in DIR")
     call.set_defaults(handler=_cmd_call)
+    read = sub.add_parser("read", help="read a resource", description="Read a resource and print it.")
+    add_target_options(read)
+    read.add_argument("uri", metavar="URI")
+    read.add_argument("--save", metavar="DIR", help="write blobs to files in DIR")
+    read.set_defaults(handler=_cmd_read)
+    prompt = sub.add_parser(
+        "prompt", help="get a prompt", description="Fill in a prompt and print its messages."
+    )
+    add_target_options(prompt)
+    prompt.add_argument("name", metavar="NAME")
+    prompt.add_argument("arguments", nargs="*", metavar="KEY=VALUE", help="arguments, or one JSON object")
+    prompt.add_argument("--save", metavar="DIR", help="write images, audio and blobs to files in DIR")
+    prompt.set_defaults(handler=_cmd_prompt)

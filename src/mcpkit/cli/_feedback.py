@@ -1,0 +1,85 @@
+"""What the server tells us while it works, shown on stderr: its log messages and the progress of a call.
+
+On a terminal progress is a rich bar (log lines print above it); otherwise each update is one plain
+line, so a log file or CI output reads well. Questions to the user (elicitation) pause the bar.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+__all__ = ["Feedback", "warn"]
+
+
+def warn(message: str) -> None:
+    """One line on stderr, the way every mcpkit message starts."""
+    sys.stderr.write(f"mcpkit: {message}\n")
+    sys.stderr.flush()
+
+
+class Feedback:
+    """The stderr side of a command: server logs, progress, and a place to ask questions from."""
+
+    def __init__(self) -> None:
+        self.tty = sys.stderr.isatty()
+        self._bar: Any = None  # rich.progress.Progress, once a progress notification arrives
+        self._task: Any = None
+
+    def line(self, text: str) -> None:
+        """One line on stderr, above the progress bar if there is one."""
+        if self._bar is not None:
+            self._bar.console.print(text, markup=False, highlight=False, soft_wrap=True)
+        else:
+            sys.stderr.write(text + "\n")
+            sys.stderr.flush()
+
+    async def log(self, params: dict[str, Any]) -> None:
+        """``notifications/message``: ``server info: text`` (``server info [logger]: ...``)."""
+        data = params.get("data")
+        text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
+        logger = params.get("logger")
+        source = f" [{logger}]" if isinstance(logger, str) and logger else ""
+        self.line(f"server {params.get('level', 'info')}{source}: {text}")
+
+    async def progress(self, progress: float, total: float | None, message: str | None) -> None:
+        """``notifications/progress`` for our call: a bar on a terminal, a line otherwise."""
+        if not self.tty:
+            amount = f"{progress:g}/{total:g}" if total else f"{progress:g}"
+            self.line(f"progress {amount}" + (f": {message}" if message else ""))
+            return
+        if self._bar is None:
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+            self._bar = Progress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                console=Console(stderr=True),
+                transient=True,
+            )
+            self._bar.start()
+            self._task = self._bar.add_task("working", total=None)
+        self._bar.update(self._task, completed=progress, total=total, description=message or "working")
+
+    @contextlib.contextmanager
+    def paused(self) -> Iterator[None]:
+        """Stop redrawing the bar while the user types."""
+        bar = self._bar
+        if bar is not None:
+            bar.stop()
+        try:
+            yield
+        finally:
+            if bar is not None:
+                bar.start()
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+            self._bar = None
