@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-import msgspec
 import pytest
 
 from mcpkit import (
@@ -130,7 +129,7 @@ def test_discover_and_server_info() -> None:
         assert raw["_meta"]["io.modelcontextprotocol/serverInfo"]["name"] == "demo"
         await client.aclose()
         legacy = await connect(demo_server(), "2025-03-26")
-        assert legacy.server_info is not None and legacy.server_info.title is msgspec.UNSET  # no titles yet
+        assert legacy.server_info is not None and legacy.server_info.title is None  # no titles yet
         raw = await legacy.request("tools/list")
         assert "resultType" not in raw and "_meta" not in raw
         await legacy.aclose()

@@ -54,7 +54,7 @@ class PromptRegistry:
         arguments = [
             PromptArgument(
                 name=arg,
-                description=schema.get("description", msgspec.UNSET),
+                description=schema.get("description"),
                 required=arg in required,
             )
             for arg, schema in signature.input_schema.get("properties", {}).items()
@@ -67,10 +67,14 @@ class PromptRegistry:
         }
         definition = Prompt(
             name=prompt_name,
-            arguments=arguments or msgspec.UNSET,
+            arguments=arguments or None,
             **{k: v for k, v in given.items() if v is not None},
         )
-        self.prompts[prompt_name] = _Prompt(fn, signature, msgspec.to_builtins(definition))
+        listed = msgspec.to_builtins(definition)
+        for entry in listed.get("arguments", ()):
+            # False is PromptArgument.required's default, so left out; prompts/list has always said it.
+            entry.setdefault("required", False)
+        self.prompts[prompt_name] = _Prompt(fn, signature, listed)
         return definition
 
     def find(self, name: Any, arguments: Any) -> tuple[_Prompt, dict[str, Any]]:

@@ -154,9 +154,9 @@ class LowLevelServer:
         self.info = Implementation(
             name=name,
             version=version,
-            title=title if title is not None else msgspec.UNSET,
-            icons=icons if icons is not None else msgspec.UNSET,
-            website_url=website_url if website_url is not None else msgspec.UNSET,
+            title=title,
+            icons=icons,
+            website_url=website_url,
         )
         self.instructions = instructions
         self.state_sealer = StateSealer(state_key)

@@ -1,8 +1,20 @@
 """Typed wire structures shared by servers and clients.
 
 Each class is a ``msgspec.Struct`` whose field names are the Pythonic spelling of the wire names
-(``mime_type`` travels as ``mimeType``). Optional fields default to ``UNSET`` and are left out of the
-wire form, so "absent" and "null" stay distinct, as the schema requires.
+(``mime_type`` travels as ``mimeType``). An absent optional field reads as a plain Python value:
+``None``, or ``False`` for a flag whose absence the spec defines as false (``CallToolResult.is_error``,
+``PromptArgument.required``, ``Completion.has_more``). Such defaults are left out of the wire form
+(``omit_defaults``), so what is sent is exactly what was set. No field here is one the schema lets
+be ``null`` explicitly (only ``Task.ttl`` is, and tasks travel as dicts), so nothing is lost by
+reading ``null`` and absence alike. The hints of :class:`ToolAnnotations` stay ``None`` when absent:
+their spec defaults differ (``destructiveHint`` and ``openWorldHint`` default to true).
+
+::
+
+    >>> Tool(name="t", input_schema={"type": "object"}).description is None
+    True
+    >>> msgspec.json.encode(PromptArgument(name="city"))
+    b'{"name":"city"}'
 
 The structures are the union of every protocol revision mcpkit speaks; fields that a revision lacks
 are removed for its clients by :mod:`mcpkit._compat` just before a result is sent.
@@ -55,18 +67,18 @@ class Wire(msgspec.Struct, kw_only=True, rename="camel", omit_defaults=True, fro
 class Annotations(Wire, frozen=True):
     """Hints to the client about how to use or show an object."""
 
-    audience: list[Role] | UnsetType = UNSET
-    priority: float | UnsetType = UNSET
-    last_modified: str | UnsetType = UNSET
+    audience: list[Role] | None = None
+    priority: float | None = None
+    last_modified: str | None = None
 
 
 class Icon(Wire, frozen=True):
     """An image that a client may show beside a tool, prompt, resource or implementation."""
 
     src: str
-    mime_type: str | UnsetType = UNSET
-    sizes: list[str] | UnsetType = UNSET
-    theme: Literal["light", "dark"] | UnsetType = UNSET
+    mime_type: str | None = None
+    sizes: list[str] | None = None
+    theme: Literal["light", "dark"] | None = None
 
 
 class Implementation(Wire, frozen=True):
@@ -74,18 +86,18 @@ class Implementation(Wire, frozen=True):
 
     name: str
     version: str
-    title: str | UnsetType = UNSET
-    description: str | UnsetType = UNSET
-    website_url: str | UnsetType = UNSET
-    icons: list[Icon] | UnsetType = UNSET
+    title: str | None = None
+    description: str | None = None
+    website_url: str | None = None
+    icons: list[Icon] | None = None
 
 
 class TextContent(Wire, frozen=True, tag_field="type", tag="text"):
     """Plain text."""
 
     text: str
-    annotations: Annotations | UnsetType = UNSET
-    meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    annotations: Annotations | None = None
+    meta: dict[str, Any] | None = msgspec.field(default=None, name="_meta")
 
 
 class ImageContent(Wire, frozen=True, tag_field="type", tag="image"):
@@ -93,8 +105,8 @@ class ImageContent(Wire, frozen=True, tag_field="type", tag="image"):
 
     data: str
     mime_type: str
-    annotations: Annotations | UnsetType = UNSET
-    meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    annotations: Annotations | None = None
+    meta: dict[str, Any] | None = msgspec.field(default=None, name="_meta")
 
 
 class AudioContent(Wire, frozen=True, tag_field="type", tag="audio"):
@@ -102,8 +114,8 @@ class AudioContent(Wire, frozen=True, tag_field="type", tag="audio"):
 
     data: str
     mime_type: str
-    annotations: Annotations | UnsetType = UNSET
-    meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    annotations: Annotations | None = None
+    meta: dict[str, Any] | None = msgspec.field(default=None, name="_meta")
 
 
 class ResourceContents(Wire, frozen=True):
@@ -114,18 +126,18 @@ class ResourceContents(Wire, frozen=True):
     """
 
     uri: str
-    mime_type: str | UnsetType = UNSET
-    text: str | UnsetType = UNSET
-    blob: str | UnsetType = UNSET
-    meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    mime_type: str | None = None
+    text: str | None = None
+    blob: str | None = None
+    meta: dict[str, Any] | None = msgspec.field(default=None, name="_meta")
 
 
 class EmbeddedResource(Wire, frozen=True, tag_field="type", tag="resource"):
     """A resource's contents placed inline in a message or result."""
 
     resource: ResourceContents
-    annotations: Annotations | UnsetType = UNSET
-    meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    annotations: Annotations | None = None
+    meta: dict[str, Any] | None = msgspec.field(default=None, name="_meta")
 
 
 class ResourceLink(Wire, frozen=True, tag_field="type", tag="resource_link"):
@@ -133,13 +145,13 @@ class ResourceLink(Wire, frozen=True, tag_field="type", tag="resource_link"):
 
     uri: str
     name: str
-    title: str | UnsetType = UNSET
-    description: str | UnsetType = UNSET
-    mime_type: str | UnsetType = UNSET
-    size: int | UnsetType = UNSET
-    icons: list[Icon] | UnsetType = UNSET
-    annotations: Annotations | UnsetType = UNSET
-    meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    title: str | None = None
+    description: str | None = None
+    mime_type: str | None = None
+    size: int | None = None
+    icons: list[Icon] | None = None
+    annotations: Annotations | None = None
+    meta: dict[str, Any] | None = msgspec.field(default=None, name="_meta")
 
 
 ContentBlock: TypeAlias = TextContent | ImageContent | AudioContent | ResourceLink | EmbeddedResource
@@ -157,11 +169,11 @@ CONTENT_TYPES: tuple[type[Wire], ...] = (
 class ToolAnnotations(Wire, frozen=True):
     """Hints about a tool's behaviour. Clients must treat them as untrusted."""
 
-    title: str | UnsetType = UNSET
-    read_only_hint: bool | UnsetType = UNSET
-    destructive_hint: bool | UnsetType = UNSET
-    idempotent_hint: bool | UnsetType = UNSET
-    open_world_hint: bool | UnsetType = UNSET
+    title: str | None = None
+    read_only_hint: bool | None = None
+    destructive_hint: bool | None = None
+    idempotent_hint: bool | None = None
+    open_world_hint: bool | None = None
 
 
 class Tool(Wire, frozen=True):
@@ -169,13 +181,13 @@ class Tool(Wire, frozen=True):
 
     name: str
     input_schema: dict[str, Any]
-    title: str | UnsetType = UNSET
-    description: str | UnsetType = UNSET
-    output_schema: dict[str, Any] | UnsetType = UNSET
-    annotations: ToolAnnotations | UnsetType = UNSET
-    icons: list[Icon] | UnsetType = UNSET
-    execution: dict[str, Any] | UnsetType = UNSET
-    meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    title: str | None = None
+    description: str | None = None
+    output_schema: dict[str, Any] | None = None
+    annotations: ToolAnnotations | None = None
+    icons: list[Icon] | None = None
+    execution: dict[str, Any] | None = None
+    meta: dict[str, Any] | None = msgspec.field(default=None, name="_meta")
 
 
 class CallToolResult(Wire, frozen=True):
@@ -187,9 +199,9 @@ class CallToolResult(Wire, frozen=True):
     """
 
     content: list[ContentBlock] = msgspec.field(default_factory=list)
-    structured_content: Any | UnsetType = UNSET
+    structured_content: Any | None = None
     is_error: bool = False
-    meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | None = msgspec.field(default=None, name="_meta")
 
 
 class Resource(Wire, frozen=True):
@@ -197,13 +209,13 @@ class Resource(Wire, frozen=True):
 
     uri: str
     name: str
-    title: str | UnsetType = UNSET
-    description: str | UnsetType = UNSET
-    mime_type: str | UnsetType = UNSET
-    size: int | UnsetType = UNSET
-    annotations: Annotations | UnsetType = UNSET
-    icons: list[Icon] | UnsetType = UNSET
-    meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    title: str | None = None
+    description: str | None = None
+    mime_type: str | None = None
+    size: int | None = None
+    annotations: Annotations | None = None
+    icons: list[Icon] | None = None
+    meta: dict[str, Any] | None = msgspec.field(default=None, name="_meta")
 
 
 class ResourceTemplate(Wire, frozen=True):
@@ -211,32 +223,32 @@ class ResourceTemplate(Wire, frozen=True):
 
     uri_template: str
     name: str
-    title: str | UnsetType = UNSET
-    description: str | UnsetType = UNSET
-    mime_type: str | UnsetType = UNSET
-    annotations: Annotations | UnsetType = UNSET
-    icons: list[Icon] | UnsetType = UNSET
-    meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    title: str | None = None
+    description: str | None = None
+    mime_type: str | None = None
+    annotations: Annotations | None = None
+    icons: list[Icon] | None = None
+    meta: dict[str, Any] | None = msgspec.field(default=None, name="_meta")
 
 
 class PromptArgument(Wire, frozen=True):
     """One argument a prompt takes. Arguments travel as strings."""
 
     name: str
-    title: str | UnsetType = UNSET
-    description: str | UnsetType = UNSET
-    required: bool | UnsetType = UNSET
+    title: str | None = None
+    description: str | None = None
+    required: bool = False
 
 
 class Prompt(Wire, frozen=True):
     """A prompt template as ``prompts/list`` describes it."""
 
     name: str
-    title: str | UnsetType = UNSET
-    description: str | UnsetType = UNSET
-    arguments: list[PromptArgument] | UnsetType = UNSET
-    icons: list[Icon] | UnsetType = UNSET
-    meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    title: str | None = None
+    description: str | None = None
+    arguments: list[PromptArgument] | None = None
+    icons: list[Icon] | None = None
+    meta: dict[str, Any] | None = msgspec.field(default=None, name="_meta")
 
 
 class PromptMessage(Wire, frozen=True):
@@ -250,30 +262,30 @@ class GetPromptResult(Wire, frozen=True):
     """The outcome of ``prompts/get``."""
 
     messages: list[PromptMessage]
-    description: str | UnsetType = UNSET
-    meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    description: str | None = None
+    meta: dict[str, Any] | None = msgspec.field(default=None, name="_meta")
 
 
 class ReadResourceResult(Wire, frozen=True):
     """The outcome of ``resources/read``."""
 
     contents: list[ResourceContents]
-    meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    meta: dict[str, Any] | None = msgspec.field(default=None, name="_meta")
 
 
 class Completion(Wire, frozen=True):
     """Suggested values for an argument (``completion/complete``): at most 100 per answer."""
 
     values: list[str]
-    total: int | UnsetType = UNSET
-    has_more: bool | UnsetType = UNSET
+    total: int | None = None
+    has_more: bool = False
 
 
 class ElicitResult(Wire, frozen=True):
     """The user's answer to an elicitation: ``accept`` (with ``content``), ``decline`` or ``cancel``."""
 
     action: Literal["accept", "decline", "cancel"]
-    content: dict[str, Any] | UnsetType = UNSET
+    content: dict[str, Any] | None = None
 
 
 class SamplingMessage(Wire, frozen=True):
@@ -289,13 +301,13 @@ class CreateMessageResult(Wire, frozen=True):
     role: Role
     content: Any
     model: str
-    stop_reason: str | UnsetType = UNSET
-    meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    stop_reason: str | None = None
+    meta: dict[str, Any] | None = msgspec.field(default=None, name="_meta")
 
 
 class Root(Wire, frozen=True):
     """A directory or file the client lets the server work in (``roots/list``)."""
 
     uri: str
-    name: str | UnsetType = UNSET
-    meta: dict[str, Any] | UnsetType = msgspec.field(default=UNSET, name="_meta")
+    name: str | None = None
+    meta: dict[str, Any] | None = msgspec.field(default=None, name="_meta")

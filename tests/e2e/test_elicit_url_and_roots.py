@@ -119,7 +119,7 @@ def test_the_url_reaches_the_user_and_the_answer_the_tool(
     async def main() -> None:
         async with Client(server, protocol_version=version, elicitation=user) as client:
             assert client.protocol_version == version
-            assert text(await client.call_tool("link", {"service": "github"})) == f"{action} UNSET"
+            assert text(await client.call_tool("link", {"service": "github"})) == f"{action} None"
         (asked,) = user.asked  # asked once, also in 2026-07-28 where the tool runs twice
         expected = {
             "mode": "url",
@@ -141,7 +141,7 @@ def test_each_handshake_era_elicitation_gets_its_own_id(server: list[str]) -> No
     async def main() -> None:
         async with Client(server, protocol_version="2025-11-25", elicitation=user) as client:
             for service in ("github", "gitlab"):
-                assert text(await client.call_tool("link", {"service": service})) == "accept UNSET"
+                assert text(await client.call_tool("link", {"service": service})) == "accept None"
         ids = [asked["elicitationId"] for asked in user.asked]
         assert len(ids) == 2 and ids[0] != ids[1]
 

@@ -29,7 +29,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import msgspec
 import pytest
 
 from mcpkit import (
@@ -246,8 +245,8 @@ def test_structured_output(cell: Cell, connect: Connect) -> None:
                 assert isinstance(schema, dict) and set(schema["properties"]) == {"city", "celsius", "sky"}
                 assert result.structured_content == expected
             else:
-                assert tools["weather"].output_schema is msgspec.UNSET
-                assert result.structured_content is msgspec.UNSET
+                assert tools["weather"].output_schema is None
+                assert result.structured_content is None
 
     run(main())
 
@@ -451,7 +450,7 @@ def test_prompts(cell: Cell, connect: Connect) -> None:
             assert [p.name for p in prompts] == PROMPTS
             greet = prompts[0]
             assert [(a.name, a.required) for a in greet.arguments] == [("name", True), ("style", False)]  # type: ignore[union-attr]
-            assert greet.title == ("Greet someone" if cell.has("titles") else msgspec.UNSET)
+            assert greet.title == ("Greet someone" if cell.has("titles") else None)
             got = await client.get_prompt("greet", {"name": "Ada", "style": "pirate"})
             assert got.messages == [
                 PromptMessage(role="user", content=TextContent(text="Greet Ada (pirate)."))
@@ -610,7 +609,7 @@ def test_tasks(cell: Cell, connect: Connect) -> None:
                     await client.request("tasks/result", {"taskId": answer.removeprefix("7^2=49 task=")})
             else:  # no tasks: the tool simply runs, and tasks/* do not exist
                 assert "tasks" not in client.server_capabilities
-                assert crunch.execution is msgspec.UNSET
+                assert crunch.execution is None
                 assert text(await client.call_tool("crunch", {"n": 7})) == "7^2=49 task=None"
                 with pytest.raises(MethodNotFound):
                     await client.request("tasks/get", {"taskId": "x"})

@@ -153,15 +153,13 @@ class ToolsAPI(ServerBase):
         definition = Tool(
             name=tool_name,
             input_schema=input_schema if input_schema is not None else signature.input_schema,
-            title=title if title is not None else msgspec.UNSET,
-            description=description if description is not None else (signature.description or msgspec.UNSET),
-            output_schema=signature.output_schema
-            if use_output and signature.output_schema
-            else msgspec.UNSET,
-            annotations=annotations if annotations is not None else msgspec.UNSET,
-            icons=icons if icons is not None else msgspec.UNSET,
-            meta=meta if meta is not None else msgspec.UNSET,
-            execution={"taskSupport": task_support} if task_support != "forbidden" else msgspec.UNSET,
+            title=title,
+            description=description if description is not None else signature.description or None,
+            output_schema=signature.output_schema if use_output and signature.output_schema else None,
+            annotations=annotations,
+            icons=icons,
+            meta=meta,
+            execution={"taskSupport": task_support} if task_support != "forbidden" else None,
         )
         mirrored = mirrored_parameters(signature.input_schema)  # raises ValueError for a bad x-mcp-header
         self._tools[tool_name] = RegisteredTool(
