@@ -1,4 +1,8 @@
-"""Finding the server object a ``FILE.py[:OBJECT]`` or ``package.module[:OBJECT]`` names."""
+"""Finding the server object a ``FILE.py[:OBJECT]`` or ``package.module[:OBJECT]`` names.
+
+A file that fails while it is imported (a SyntaxError, a missing module, any exception) is reported
+with the user's own frames only: mcpkit's and importlib's frames say nothing about what to fix.
+"""
 
 from __future__ import annotations
 
@@ -6,10 +10,14 @@ import importlib
 import importlib.util
 import os
 import sys
+import traceback
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 __all__ = ["load_server"]
+
+_PACKAGE_DIR = str(Path(__file__).resolve().parents[1])
 
 
 def load_server(spec: str) -> Any:
@@ -24,25 +32,20 @@ def load_server(spec: str) -> Any:
     from ..lowlevel import LowLevelServer
 
     location, _, attribute = spec.partition(":")
-    if location.endswith(".py") or os.sep in location:
-        path = Path(location)
-        if not path.is_file():
-            raise SystemExit(f"mcpkit: no such file: {location}")
-        sys.path.insert(0, str(path.resolve().parent))
-        module_spec = importlib.util.spec_from_file_location(path.stem, path)
-        if module_spec is None or module_spec.loader is None:
-            raise SystemExit(f"mcpkit: cannot load {location}")
-        module = importlib.util.module_from_spec(module_spec)
-        sys.modules[path.stem] = module
-        module_spec.loader.exec_module(module)
-    else:
-        module = importlib.import_module(location)
-    if attribute:
-        try:
-            return getattr(module, attribute)
-        except AttributeError:
-            raise SystemExit(f"mcpkit: {location} has no attribute {attribute!r}") from None
+    module = _import(location)
     found = {name: obj for name, obj in vars(module).items() if isinstance(obj, LowLevelServer)}
+    if attribute:
+        if not hasattr(module, attribute):
+            known = f"; servers in it: {', '.join(sorted(found))}" if found else ""
+            raise SystemExit(f"mcpkit: {location} has no attribute {attribute!r}{known}")
+        obj = getattr(module, attribute)
+        if not isinstance(obj, LowLevelServer):
+            known = f"; servers in it: {', '.join(sorted(found))}" if found else ""
+            raise SystemExit(
+                f"mcpkit: {location}:{attribute} is {_what(obj)}, not a server (a Server or "
+                f"LowLevelServer){known}"
+            )
+        return obj
     for preferred in ("server", "mcp", "app"):
         if preferred in found:
             return found[preferred]
@@ -53,3 +56,54 @@ def load_server(spec: str) -> Any:
     raise SystemExit(
         f"mcpkit: several servers in {location} ({', '.join(sorted(found))}); name one with :OBJECT"
     )
+
+
+def _import(location: str) -> ModuleType:
+    if location.endswith(".py") or os.sep in location:
+        path = Path(location)
+        if not path.is_file():
+            raise SystemExit(f"mcpkit: no such file: {location}")
+        sys.path.insert(0, str(path.resolve().parent))
+        module_spec = importlib.util.spec_from_file_location(path.stem, path)
+        if module_spec is None or module_spec.loader is None:
+            raise SystemExit(f"mcpkit: cannot load {location}")
+        module = importlib.util.module_from_spec(module_spec)
+        sys.modules[path.stem] = module
+        try:
+            module_spec.loader.exec_module(module)
+        except Exception as exc:
+            raise SystemExit(_failure(location, exc)) from None
+        return module
+    try:
+        return importlib.import_module(location)
+    except ModuleNotFoundError as exc:
+        if exc.name is not None and location.startswith(exc.name):
+            raise SystemExit(f"mcpkit: no module named {location!r} (and no file of that name)") from None
+        raise SystemExit(_failure(location, exc)) from None
+    except Exception as exc:
+        raise SystemExit(_failure(location, exc)) from None
+
+
+def _failure(location: str, exc: BaseException) -> str:
+    """The error as Python shows it, with only the user's frames (none of mcpkit's or importlib's)."""
+    frames = [
+        frame
+        for frame in traceback.extract_tb(exc.__traceback__)
+        if not frame.filename.startswith((_PACKAGE_DIR, "<frozen "))
+    ]
+    lines = [f"mcpkit: {location} failed while loading:\n"]
+    if frames:
+        lines.append("Traceback (most recent call last):\n")
+        lines.extend(traceback.format_list(frames))
+    lines.extend(traceback.format_exception_only(type(exc), exc))
+    return "".join(lines).rstrip("\n")
+
+
+def _what(obj: Any) -> str:
+    if isinstance(obj, ModuleType):
+        return "a module"
+    if isinstance(obj, type):
+        return f"the class {obj.__name__}"
+    if callable(obj):
+        return f"a {type(obj).__name__} ({getattr(obj, '__name__', '?')})"
+    return f"a {type(obj).__name__}"

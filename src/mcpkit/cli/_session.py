@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import re
 import tempfile
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -168,7 +169,8 @@ async def _cannot_connect(exc: BaseException, target: str, headers: Any, timeout
             return CliError(found, CANNOT_CONNECT)
         return CliError(f"cannot connect to {target}: {exc}", CANNOT_CONNECT)
     if isinstance(exc, ConnectionClosed):
-        return CliError(f"the server stopped before it answered: {exc}", CANNOT_CONNECT)
+        how = re.search(r"\(([^()]*)\)$", str(exc))  # "the server closed the connection (exit code 1)"
+        return CliError(f"the server stopped during startup ({how[1] if how else exc})", CANNOT_CONNECT)
     if isinstance(exc, TransportError):
         return CliError(f"cannot start the server: {exc}", CANNOT_CONNECT)
     if isinstance(exc, RequestTimeout):

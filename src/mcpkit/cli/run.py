@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 from ._common import port, positive
@@ -12,8 +15,30 @@ from ._load import load_server
 __all__ = ["register"]
 
 
+@contextlib.contextmanager
+def _stdout_to_stderr() -> Iterator[None]:
+    """While the user's module is imported, whatever it prints goes to stderr: over stdio, stdout is
+    the protocol's, and one stray line before the first message would corrupt the stream. (Once
+    serving, the stdio transport keeps stdout to itself the same way.)"""
+    sys.stdout.flush()
+    saved_fd, saved_stdout = os.dup(1), sys.stdout
+    os.dup2(2, 1)  # C extensions and subprocesses write to fd 1 directly
+    sys.stdout = sys.stderr
+    try:
+        yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved_fd, 1)
+        os.close(saved_fd)
+        sys.stdout = saved_stdout
+
+
 def _cmd_run(args: argparse.Namespace) -> int:
-    server = load_server(args.server)
+    if args.transport == "stdio":
+        with _stdout_to_stderr():
+            server = load_server(args.server)
+    else:
+        server = load_server(args.server)
     if args.transport == "http":
         print(f"mcpkit: serving {args.server} at http://{args.host}:{args.port}/mcp", file=sys.stderr)
         server.run(
