@@ -289,6 +289,21 @@ def test_project_and_local_scopes(home: Path, tmp_path: Path) -> None:
     }
 
 
+def test_claude_code_project_file_keeps_its_servers(home: Path, tmp_path: Path) -> None:
+    project = tmp_path / "shop"
+    project.mkdir()
+    shutil.copyfile(FIXTURES / "mcp.json", project / ".mcp.json")
+    before_text, before = (project / ".mcp.json").read_text(), load(project / ".mcp.json")
+    proc = install(home, "claude-code", f"{WEATHER}:server", "--scope", "project", "--project", str(project))
+    assert proc.returncode == 0, proc.stderr
+    after = load(project / ".mcp.json")
+    assert after["mcpServers"]["weather"] == {"type": "stdio", "command": sys.executable,
+                                              "args": [*RUN_WEATHER[:-1], f"{WEATHER}:server"]}  # fmt: skip
+    assert without(after, ("mcpServers",), "weather") == before
+    assert kept_lines(before_text, (project / ".mcp.json").read_text()) == []
+    assert list(home.iterdir()) == []
+
+
 def test_claude_code_local_scope_keeps_the_projects_other_state(home: Path) -> None:
     shutil.copyfile(FIXTURES / "claude.json", home / ".claude.json")
     before = load(home / ".claude.json")

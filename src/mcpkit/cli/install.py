@@ -7,6 +7,7 @@ leaving every other server, setting and comment of that file as it was. See ``do
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import sys
 from pathlib import Path
@@ -70,7 +71,12 @@ def _edit(
         else:
             new = _jsonc.set_member(text, section, key, entry)
         # Whatever the splice did, the file must now read as before plus this one entry.
-        if _lookup(loads(new), section) != {**(servers if isinstance(servers, dict) else {}), key: entry}:
+        expected = copy.deepcopy(document)
+        nested = expected
+        for name in section:
+            nested = nested.setdefault(name, {})
+        nested[key] = entry
+        if loads(new) != expected:
             raise SystemExit(f"mcpkit: editing {where} went wrong; the file was left as it was")
         return new
 

@@ -71,7 +71,9 @@ def stdio(spec: str, name: str | None, env: dict[str, str], packages: list[str])
     Raises:
         SystemExit: the file does not exist, or ``--with`` is asked for and uv is not installed.
     """
-    location, _, attribute = spec.partition(":") if not re.match(r"^[A-Za-z]:[\\/]", spec) else (spec, "", "")
+    location, sep, attribute = spec.rpartition(":")
+    if not sep or not attribute.isidentifier():  # no :OBJECT (a Windows drive's colon is not one)
+        location, attribute = spec, ""
     path = Path(location).expanduser()
     if not path.is_file():
         raise SystemExit(f"mcpkit: no such file: {location}")
