@@ -1,0 +1,285 @@
+"""One browser tab's view of one MCP server: a :class:`~mcpkit.client.Client` and the events it makes.
+
+The page drives the session with operations (:meth:`InspectorSession.handle`): ``connect`` to a
+target, send any ``request`` through the client (so the 2026-07-28 ``_meta``, ``input_required``
+rounds and tasks are the client's business, as for any host), ``answer`` what the server asked of
+the user, ``cancel`` a request. Everything else flows the other way as events on the page's event
+stream (:attr:`InspectorSession.events`): the raw traffic, notifications, progress, the server's
+stderr, questions for the user (elicitation, sampling), the connection's state, reloads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import secrets
+import time
+from typing import Any, Final
+
+import msgspec
+
+from .._errors import MCPError, RPCError
+from ..client import Client
+from ..client.callbacks import implied_capabilities
+from ..client.connect import open_legacy_sse, refused_post
+from ..transports.base import Transport
+from ..transports.http_client import HTTPClientTransport
+from .recording import UI_EXTENSION, UI_EXTENSION_SETTINGS, RecordingTransport
+from .targets import Target, spawn
+
+__all__ = ["InspectorSession"]
+
+#: Events kept for a page that does not read; beyond it traffic and notices are dropped (counted).
+MAX_QUEUED: Final = 10_000
+
+
+class InspectorSession:
+    """The state behind one event stream. *dev* is the dev server's command line, if any."""
+
+    def __init__(self, dev: list[str] | None) -> None:
+        self.id = secrets.token_urlsafe(12)
+        self.dev = dev
+        self.events: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        self.target: Target | None = None
+        self._client: Client | None = None
+        self._generation = 0  # which connection the events of a transport belong to
+        self._connecting = asyncio.Lock()
+        self._questions: dict[str, asyncio.Future[dict[str, Any]]] = {}
+        self._calls: dict[str, asyncio.Task[Any]] = {}
+        self._roots: list[dict[str, Any]] = []
+        self._dropped = 0
+
+    # -- events ------------------------------------------------------------------------------------
+
+    def emit(self, kind: str, **data: Any) -> None:
+        """Queue an event for the page."""
+        if self.events.qsize() >= MAX_QUEUED:
+            self._dropped += 1
+            return
+        if self._dropped:
+            self.events.put_nowait({"type": "dropped", "count": self._dropped})
+            self._dropped = 0
+        self.events.put_nowait({"type": kind, "time": time.time(), **data})
+
+    # -- operations --------------------------------------------------------------------------------
+
+    async def handle(self, op: str, params: dict[str, Any]) -> Any:
+        """Run one operation of the page. Raises ``ValueError`` or ``MCPError`` for the page to show."""
+        if op == "connect":
+            return await self.connect(params)
+        if op == "disconnect":
+            await self.disconnect()
+            return {}
+        if op == "request":
+            return await self.request(params)
+        if op == "answer":
+            return self.answer(params)
+        if op == "cancel":
+            task = self._calls.get(str(params.get("callId")))
+            if task is not None:
+                task.cancel()
+            return {}
+        if op == "setLogLevel":
+            await self._live().set_logging_level(str(params.get("level")))
+            return {}
+        raise ValueError(f"unknown operation {op!r}")
+
+    async def connect(self, params: dict[str, Any]) -> dict[str, Any]:
+        """Connect to ``params.target`` (dropping the current connection), at ``protocolVersion``
+        (``"auto"`` or absent to negotiate), offering ``roots`` (a list of URIs)."""
+        target = Target.parse(params.get("target"), self.dev)
+        version = params.get("protocolVersion") or None
+        version = None if version == "auto" else str(version)
+        roots = params.get("roots")
+        self._roots = [{"uri": str(uri)} for uri in roots] if isinstance(roots, list) else []
+        async with self._connecting:
+            await self.disconnect()
+            self.target = target
+            self._generation += 1
+            generation = self._generation
+            self.emit("status", state="connecting", target=_describe(target))
+            try:
+                client = await self._open(target, version, generation)
+            except BaseException as exc:
+                self.emit("status", state="failed", error=_message(exc), target=_describe(target))
+                raise
+            self._client = client
+            info = {
+                "state": "connected",
+                "target": _describe(target),
+                "protocolVersion": client.protocol_version,
+                "era": client.era.value,
+                "serverInfo": msgspec.to_builtins(client.server_info) if client.server_info else None,
+                "capabilities": client.server_capabilities,
+                "instructions": client.instructions,
+            }
+            self.emit("status", **info)
+            return info
+
+    async def disconnect(self) -> None:
+        """Close the current connection, if any, refusing the questions still open."""
+        client, self._client = self._client, None
+        self._generation += 1
+        for future in self._questions.values():
+            if not future.done():
+                future.cancel()
+        if client is not None:
+            await client.aclose()
+            self.emit("status", state="disconnected", reason="closed by the inspector")
+
+    async def request(self, params: dict[str, Any]) -> Any:
+        """Send ``params.method`` with ``params.params`` and return the raw result. With a
+        ``callId``, progress is reported under it and ``cancel`` can stop the request."""
+        client = self._live()
+        method, call_params = str(params.get("method")), params.get("params") or {}
+        if not isinstance(call_params, dict):
+            raise ValueError("params must be an object")
+        call_id = params.get("callId")
+
+        async def progress(value: float, total: float | None, message: str | None) -> None:
+            self.emit("progress", callId=call_id, progress=value, total=total, message=message)
+
+        task = asyncio.ensure_future(
+            client.request(method, call_params, on_progress=progress if call_id is not None else None)
+        )
+        if call_id is not None:
+            self._calls[str(call_id)] = task
+        try:
+            return await task
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if current is not None and current.cancelling():  # our own caller is being cancelled
+                raise
+            raise MCPError("cancelled from the inspector") from None
+        finally:
+            self._calls.pop(str(call_id), None)
+
+    def answer(self, params: dict[str, Any]) -> dict[str, Any]:
+        """The user's answer to a server's question: ``{key, result}`` or ``{key, error}``."""
+        future = self._questions.get(str(params.get("key")))
+        if future is None or future.done():
+            raise ValueError("that question is no longer open")
+        future.set_result(params)
+        return {}
+
+    async def close(self) -> None:
+        """The page is gone: cancel what runs and close the connection."""
+        for task in list(self._calls.values()):
+            task.cancel()
+        await self.disconnect()
+
+    # -- connecting --------------------------------------------------------------------------------
+
+    async def _open(self, target: Target, version: str | None, generation: int) -> Client:
+        transport = await self._transport(target, generation)
+        client = self._client_for(transport, version)
+        try:
+            await client.connect()
+        except RPCError as exc:
+            if target.kind != "url" or not refused_post(exc):
+                raise
+            # An old HTTP+SSE endpoint (2024-11-05): the client does this fallback for URL targets,
+            # but this one is a transport (so that it can be recorded).
+            legacy = await open_legacy_sse(target.value)
+            client = self._client_for(self._recorded(legacy, generation), version or "2024-11-05")
+            await client.connect()
+        return client
+
+    async def _transport(self, target: Target, generation: int) -> Transport:
+        if target.kind == "url":
+            return self._recorded(HTTPClientTransport(target.value), generation)
+
+        def on_stderr(line: str) -> None:
+            if generation == self._generation:
+                self.emit("stderr", line=line)
+
+        return self._recorded(await spawn(target.command(self.dev), on_stderr), generation)
+
+    def _recorded(self, transport: Transport, generation: int) -> Transport:
+        def record(direction: str, data: bytes) -> None:
+            if generation == self._generation:
+                self.emit("traffic", dir=direction, message=_decoded(data))
+
+        def on_end(reason: str) -> None:
+            if generation == self._generation:
+                self.emit("status", state="disconnected", reason=reason)
+
+        return RecordingTransport(transport, record, on_end)
+
+    def _client_for(self, transport: Transport, version: str | None) -> Client:
+        capabilities = implied_capabilities(
+            sampling=self._sampling, elicitation=self._elicitation, roots=self._list_roots
+        )
+        capabilities["extensions"][UI_EXTENSION] = UI_EXTENSION_SETTINGS
+
+        async def on_notification(method: str, params: dict[str, Any]) -> None:
+            self.emit("notification", method=method, params=params)
+
+        async def on_log(params: dict[str, Any]) -> None:
+            """Shown with the other notifications; not for Python's logging."""
+
+        return Client(
+            transport,
+            protocol_version=version,
+            capabilities=capabilities,
+            # A person answers elicitation and sampling here: no clock on any request but theirs.
+            timeout=None,
+            max_timeout=None,
+            probe_timeout=5.0,
+            on_notification=on_notification,
+            on_log=on_log,
+            sampling=self._sampling,
+            elicitation=self._elicitation,
+            roots=self._list_roots,
+            cache=False,  # an inspector shows what the server says now
+        )
+
+    def _live(self) -> Client:
+        if self._client is None:
+            raise MCPError("not connected")
+        return self._client
+
+    # -- what the server asks of the user ----------------------------------------------------------
+
+    async def _sampling(self, params: dict[str, Any]) -> Any:
+        return await self._ask("sampling/createMessage", params)
+
+    async def _elicitation(self, params: dict[str, Any]) -> Any:
+        return await self._ask("elicitation/create", params)
+
+    async def _list_roots(self) -> list[Any]:
+        return list(self._roots)
+
+    async def _ask(self, method: str, params: dict[str, Any]) -> Any:
+        key = secrets.token_urlsafe(8)
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._questions[key] = future
+        self.emit("question", key=key, method=method, params=params)
+        try:
+            answer = await future
+        except asyncio.CancelledError:
+            raise RPCError(-32000, "the inspector closed the connection") from None
+        finally:
+            self._questions.pop(key, None)
+            self.emit("questionClosed", key=key)
+        error = answer.get("error")
+        if isinstance(error, dict):
+            raise RPCError(int(error.get("code", -1)), str(error.get("message", "refused by the user")))
+        return answer.get("result")
+
+
+def _decoded(data: bytes) -> Any:
+    try:
+        return json.loads(data)
+    except ValueError:
+        return data.decode(errors="replace")
+
+
+def _describe(target: Target) -> dict[str, str]:
+    return {"kind": target.kind, "value": target.value}
+
+
+def _message(exc: BaseException) -> str:
+    if isinstance(exc, RPCError):
+        return f"{exc.message} ({exc.code})"
+    return str(exc) or type(exc).__name__
