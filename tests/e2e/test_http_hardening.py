@@ -69,6 +69,14 @@ async def nap(seconds: float, ctx: Context) -> str:
 
 
 @server.tool
+async def chatter(count: int, ctx: Context) -> str:
+    """Log count messages of about 1 kB each on the request's own stream."""
+    for i in range(count):
+        await ctx.info(f"{i:06d} " + "y" * 1000)
+    return f"said {count}"
+
+
+@server.tool
 async def ask(ctx: Context) -> str:
     await ctx.ping()  # a request to the client, answered by a POST of its own
     return "pinged"
@@ -151,10 +159,13 @@ def listen_body(notifications: dict[str, Any], request_id: int = 1) -> tuple[byt
     return stateless("subscriptions/listen", {"notifications": notifications}, request_id)
 
 
-def never_read(port: int, body: bytes, headers: dict[str, str], method: str = "POST") -> socket.socket:
+def never_read(
+    port: int, body: bytes, headers: dict[str, str], method: str = "POST", small_buffer: bool = True
+) -> socket.socket:
     """A request from a client that will never read the answer (a small receive buffer, no recv)."""
     sock = socket.socket()
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    if small_buffer:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
     sock.connect(("127.0.0.1", port))
     lines = [f"{method} /mcp HTTP/1.1", f"Host: 127.0.0.1:{port}", f"Content-Length: {len(body)}"]
     lines += [f"{k}: {v}" for k, v in headers.items()]
@@ -421,6 +432,35 @@ def test_a_request_with_too_many_headers_gets_431(served: Served) -> None:
     assert served_reply.startswith(b"HTTP/1.1 "), served_reply[:200]
     assert not served_reply.startswith(b"HTTP/1.1 431"), served_reply[:200]
     assert call_2026(served.url, "nap", seconds=0).status_code == 200
+
+
+def test_an_unread_post_stream_holds_its_own_handler_only_and_loses_nothing(served: Served) -> None:
+    """A handshake-era POST whose event stream is not read: its handler waits once
+    stream_queue_limit messages are queued (the server does not grow with what it would say),
+    other sessions are served meanwhile, and when the client reads, every message arrives."""
+    count = 40_000  # 40 MB of log messages
+    headers = initialize(served.url)
+    before = rss_mb(served.pid)
+    body = json.dumps(tool_call(1, "chatter", count=count)).encode()
+    # The kernel's buffers take a few MB; a small one would make reading it all back take minutes.
+    sock = never_read(served.port, body, {**headers, "Content-Type": "application/json"}, small_buffer=False)
+    try:
+        time.sleep(3)  # time for an unbounded server to say it all
+        grown = rss_mb(served.pid) - before
+        other = initialize(served.url)
+        answer = session_post(served.url, other, tool_call(2, "nap", seconds=0), timeout=10)
+        assert answer.status_code == 200 and final(answer)["result"]["content"][0]["text"] == "rested"
+        assert grown < 15, f"the server grew by {grown:.1f} MB for a stream nobody reads"
+        received = b""
+        sock.settimeout(30)
+        while b'"said ' not in received[-4096:]:
+            chunk = sock.recv(1 << 20)
+            assert chunk, "the stream ended before the answer"
+            received += chunk
+    finally:
+        sock.close()
+    logged = received.count(b'"notifications/message"')
+    assert logged == count, f"{logged} of {count} log messages arrived"
 
 
 def test_sessions_are_capped_and_the_open_ones_unaffected(tmp_path: Path) -> None:

@@ -82,18 +82,22 @@ class ResponseStream:
     """One POST's way back: what its requests' handlers send, in order, until every one is answered.
 
     A deque and one wake-up future rather than an ``asyncio.Queue``: most POSTs get nothing but
-    their answer, and this is the per-request hot path.
+    their answer, and this is the per-request hot path. At most *limit* messages wait before the
+    answer; a handler sending more waits (:meth:`room`) until the client reads, as over stdio:
+    only that request is held, and nothing is dropped.
     """
 
-    __slots__ = ("_wake", "answer", "answered", "pending")
+    __slots__ = ("_room", "_wake", "answer", "answered", "limit", "pending")
 
-    def __init__(self) -> None:
+    def __init__(self, limit: int = DEFAULT_STREAM_QUEUE) -> None:
         self.pending: collections.deque[bytes] = collections.deque()  # what comes before the answer
         #: The answer once it is there (one message answers a POST, a batch's included); empty if
         #: the requests were cancelled and nothing is owed.
         self.answer = b""
         self.answered = False
+        self.limit = limit
         self._wake: asyncio.Future[None] | None = None
+        self._room: asyncio.Future[None] | None = None
 
     def put(self, message: bytes, final: bool) -> None:
         if final:
@@ -102,6 +106,26 @@ class ResponseStream:
             self.pending.append(message)
         if self._wake is not None and not self._wake.done():
             self._wake.set_result(None)
+
+    def full(self) -> bool:
+        return len(self.pending) >= self.limit
+
+    async def room(self) -> None:
+        """Until fewer than *limit* messages wait (or the stream is released)."""
+        while self.full():
+            if self._room is None or self._room.done():
+                self._room = asyncio.get_running_loop().create_future()
+            await asyncio.shield(self._room)  # several senders may wait on the one future
+
+    def drained(self) -> None:
+        """Some pending messages were taken (or the stream is gone): wake any sender waiting."""
+        if self._room is not None and not self._room.done():
+            self._room.set_result(None)
+
+    def release(self) -> None:
+        """The response is over: drop what nobody will read, and let waiting senders go on."""
+        self.pending.clear()
+        self.drained()
 
     async def wait(self) -> None:
         """Until something is pending or the answer is there."""
@@ -116,7 +140,9 @@ class ResponseStream:
         """The next message, the answer last; ``None`` once it has been taken."""
         await self.wait()
         if self.pending:
-            return self.pending.popleft()
+            message = self.pending.popleft()
+            self.drained()
+            return message
         answer, self.answer = self.answer, b""
         return answer or None
 
@@ -180,6 +206,8 @@ class HTTPSession:
     async def send_related(self, message: bytes, related: jsonrpc.RequestId | None, final: bool) -> None:
         stream = self.streams.get(related) if related is not None else None
         if stream is not None:
+            if not final and stream.full():
+                await stream.room()  # the client is not reading this POST's stream: this sender waits
             stream.put(message, final)
         elif not message:
             return  # a cancelled request whose stream is gone: nothing is owed
@@ -245,12 +273,13 @@ class HTTPSession:
 
     def open_stream(self, ids: list[jsonrpc.RequestId]) -> ResponseStream:
         """The response stream of a POST whose answer will carry *ids*."""
-        stream = ResponseStream()
+        stream = ResponseStream(self.queue_limit)
         for request_id in ids:
             self.streams[request_id] = stream
         return stream
 
     def close_response(self, stream: ResponseStream, ids: list[jsonrpc.RequestId]) -> None:
+        stream.release()
         for request_id in ids:
             if self.streams.get(request_id) is stream:
                 del self.streams[request_id]
@@ -358,7 +387,7 @@ async def respond(
     try:
         # The usual case first, with no extra task: wait for the answer or for something before it.
         while not stream.answered and not (accepts_sse and stream.pending):
-            stream.pending.clear()  # a JSON-only client: nowhere to put notifications
+            stream.release()  # a JSON-only client: nowhere to put notifications
             await stream.wait()
         if stream.answered and (not stream.pending or not accepts_sse):
             if stream.answer:
