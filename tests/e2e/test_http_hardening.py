@@ -434,16 +434,24 @@ def test_a_request_with_too_many_headers_gets_431(served: Served) -> None:
     assert call_2026(served.url, "nap", seconds=0).status_code == 200
 
 
-def test_an_unread_post_stream_holds_its_own_handler_only_and_loses_nothing(served: Served) -> None:
-    """A handshake-era POST whose event stream is not read: its handler waits once
-    stream_queue_limit messages are queued (the server does not grow with what it would say),
-    other sessions are served meanwhile, and when the client reads, every message arrives."""
+@pytest.mark.parametrize("era", ["2025-11-25", "2026-07-28"])
+def test_an_unread_post_stream_holds_its_own_handler_only_and_loses_nothing(served: Served, era: str) -> None:
+    """A POST whose event stream is not read: its handler waits once stream_queue_limit messages
+    are queued (handshake era) or on the socket itself (2026-07-28), so the server does not grow
+    with what it would say; other sessions are served meanwhile; when the client reads, every
+    message arrives."""
     count = 40_000  # 40 MB of log messages
-    headers = initialize(served.url)
+    if era == "2026-07-28":
+        body, headers = stateless("tools/call", {"name": "chatter", "arguments": {"count": count}})
+        request = json.loads(body)
+        request["params"]["_meta"]["io.modelcontextprotocol/logLevel"] = "info"
+        body = json.dumps(request).encode()
+    else:
+        headers = {**initialize(served.url), "Content-Type": "application/json"}
+        body = json.dumps(tool_call(1, "chatter", count=count)).encode()
     before = rss_mb(served.pid)
-    body = json.dumps(tool_call(1, "chatter", count=count)).encode()
     # The kernel's buffers take a few MB; a small one would make reading it all back take minutes.
-    sock = never_read(served.port, body, {**headers, "Content-Type": "application/json"}, small_buffer=False)
+    sock = never_read(served.port, body, headers, small_buffer=False)
     try:
         time.sleep(3)  # time for an unbounded server to say it all
         grown = rss_mb(served.pid) - before
