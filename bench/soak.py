@@ -10,9 +10,10 @@ over HTTP on 127.0.0.1 and then:
    half stateless (2026-07-28), from a fixed pool of keep-alive connections, every answer checked;
 4. ends every session with DELETE.
 
-It samples the server's resident memory, open descriptors and threads after a warm-up (the first
-fifth of the calls), at the end of the calls, and after the DELETEs, and prints them (``--json``: as
-one JSON object). The load generator is the benchmark's (``loadgen.py``): raw HTTP/1.1, no MCP
+It samples the server's resident memory, open descriptors, threads and asyncio tasks (the last
+through a ``soak_stats`` tool of ``bench/servers/soak_server.py``) after a warm-up (the first fifth
+of the calls), at the end of the calls, and after the DELETEs, and prints them (``--json``: as one
+JSON object). All the sessions come from one address, so the per-client session cap is raised. The load generator is the benchmark's (``loadgen.py``): raw HTTP/1.1, no MCP
 library. ``tests/e2e/test_soak.py`` runs it in CI and checks the figures stay flat.
 """
 
@@ -44,23 +45,31 @@ from loadgen import (
 )
 
 BENCH = Path(__file__).parent
-SERVER = BENCH / "servers" / "mcpkit_server.py"
+SERVER = BENCH / "servers" / "soak_server.py"
 CONNECTIONS = 16  # keep-alive connections carrying the calls
 SLOW_GET_STREAMS = 2
 SLOW_LISTEN_STREAMS = 2
 ECHO = {"name": "echo", "arguments": {"text": "soak"}}
 
 
-def sample(pid: int) -> dict[str, float]:
-    """The server's resident memory (MB), open descriptors and threads now."""
+async def sample(pid: int, port: int) -> dict[str, float]:
+    """The server's resident memory (MB), open descriptors, threads and asyncio tasks now."""
     import psutil
 
     process = psutil.Process(pid)
-    return {
+    figures: dict[str, float] = {
         "rss_mb": round(rss_bytes(pid) / 1e6, 1),
         "fds": len(os.listdir(f"/proc/{pid}/fd")),
         "threads": process.num_threads(),
     }
+    probe = HttpClient("127.0.0.1", port, MODERN)
+    await probe.open()
+    try:
+        stats = await probe.call("tools/call", {"name": "soak_stats", "arguments": {}})
+    finally:
+        probe.close()
+    figures["tasks"] = stats["structuredContent"]["tasks"]
+    return figures
 
 
 async def slow_reader(port: int, head: bytes, body: bytes = b"") -> asyncio.StreamWriter:
@@ -98,6 +107,7 @@ async def soak(sessions: int, calls: int, log: Any = print) -> dict[str, Any]:
     port = free_port()
     process = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "mcpkit", "run", str(SERVER), "--transport", "http", "--port", str(port),
+        "--max-sessions-per-client", str(max(sessions, 1000) + 10),
         stdout=asyncio.subprocess.DEVNULL,
     )  # fmt: skip
     report: dict[str, Any] = {"sessions": sessions, "calls": calls, "errors": 0}
@@ -151,10 +161,10 @@ async def soak(sessions: int, calls: int, log: Any = print) -> dict[str, Any]:
 
         t0 = time.perf_counter()
         await run_calls(warm)
-        report["after_warmup"] = sample(process.pid)
+        report["after_warmup"] = await sample(process.pid, port)
         await run_calls(calls - warm)
         elapsed = time.perf_counter() - t0
-        report["after_calls"] = sample(process.pid)
+        report["after_calls"] = await sample(process.pid, port)
         report["calls_per_s"] = round(calls / elapsed)
         log(f"{done} calls in {elapsed:.1f} s ({report['calls_per_s']} calls/s)")
         # 4. Every session ended.
@@ -164,7 +174,7 @@ async def soak(sessions: int, calls: int, log: Any = print) -> dict[str, Any]:
             writer.close()
         slow.clear()
         await asyncio.sleep(0.5)
-        report["after_delete"] = sample(process.pid)
+        report["after_delete"] = await sample(process.pid, port)
         for client in stateless + carriers:
             client.close()
     finally:

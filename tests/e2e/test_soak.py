@@ -1,5 +1,6 @@
 """The bounded soak (``bench/soak.py``) in CI: 1,000 handshake-era sessions, 100,000 calls in both eras,
-slow readers held open throughout; no errors, and memory, descriptors and threads flat after warm-up."""
+slow readers held open throughout; no errors, and memory, descriptors, threads and asyncio tasks flat
+after warm-up."""
 
 from __future__ import annotations
 
@@ -27,6 +28,9 @@ def test_a_thousand_sessions_and_a_hundred_thousand_calls_leave_nothing_behind()
     # ... nor hold descriptors or threads: the load's connections and the slow readers are all there is.
     assert end["fds"] <= warm["fds"] + 4, report
     assert end["threads"] <= warm["threads"] + 2, report
+    # ... nor tasks: the slow readers' streams are all that runs between calls.
+    assert end["tasks"] <= warm["tasks"] + 2, report
     # Ending the sessions and dropping the slow readers releases their connections.
     assert deleted["fds"] <= end["fds"], report
     assert deleted["rss_mb"] - end["rss_mb"] <= 4, report
+    assert deleted["tasks"] <= end["tasks"], report
