@@ -21,6 +21,10 @@ from ._exits import USAGE, CliError
 __all__ = ["Output", "first_line", "signature", "size_text"]
 
 
+#: Types common in MCP results that some systems' mimetypes tables lack.
+_EXTENSIONS = {"audio/wav": ".wav", "audio/mpeg": ".mp3", "audio/ogg": ".ogg", "image/webp": ".webp"}
+
+
 def size_text(size: int) -> str:
     """``123 B``, ``12.3 kB``, ``4.5 MB`` (powers of 1000, as file managers show them)."""
     if size < 1000:
@@ -146,7 +150,8 @@ class Output:
     def _save(self, kind: str, payload: bytes, mime: str, name: str | None) -> Path:
         assert self.save_dir is not None
         self._saved += 1
-        extension = mimetypes.guess_extension(mime.split(";")[0].strip()) or ".bin"
+        base = mime.split(";")[0].strip().lower()
+        extension = mimetypes.guess_extension(base) or _EXTENSIONS.get(base, ".bin")
         stem = Path(name).name if name else ""
         filename = stem if stem and "." in stem else f"{stem or kind}-{self._saved}{extension}"
         try:
