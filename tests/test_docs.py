@@ -222,10 +222,12 @@ def run_python(doc: Path, tmp_path: Path) -> subprocess.CompletedProcess[str]:
 @pytest.mark.parametrize("doc", PYTHON_CASES, ids=lambda d: f"{d.name}:python")
 def test_python_blocks_run(doc: Path, tmp_path: Path) -> None:
     done = run_python(doc, tmp_path)
-    assert done.returncode == 0, (
-        f"the python blocks of {relative(doc)} exited {done.returncode} (line numbers are the document's)\n"
-        f"--- stdout ---\n{done.stdout}\n--- stderr ---\n{done.stderr}"
-    )
+    if done.returncode != 0:
+        pytest.fail(
+            f"the python blocks of {relative(doc)} exited {done.returncode} (line numbers are the document's)\n"
+            f"--- stdout ---\n{done.stdout}\n--- stderr ---\n{done.stderr}",
+            pytrace=False,
+        )
 
 
 @pytest.mark.parametrize("command", CONSOLE_CASES, ids=lambda c: f"{c.doc.name}:{c.line}")
@@ -235,13 +237,17 @@ def test_console_commands_print_what_the_docs_show(command: Command) -> None:
     while actual and not actual[-1]:
         actual.pop()
     where = f"{relative(command.doc)}:{command.line}: $ {command.command}"
-    assert done.returncode == command.status, (
-        f"{where}\nexited {done.returncode}, the doc expects {command.status}\n"
-        f"--- stdout ---\n{done.stdout}\n--- stderr ---\n{done.stderr}"
-    )
+    if done.returncode != command.status:
+        pytest.fail(
+            f"{where}\nexited {done.returncode}, the doc expects {command.status}\n"
+            f"--- stdout ---\n{done.stdout}\n--- stderr ---\n{done.stderr}",
+            pytrace=False,
+        )
     if not lines_match(command.expected, actual):
         diff = "\n".join(difflib.unified_diff(command.expected, actual, "the doc", "stdout", lineterm=""))
-        pytest.fail(f"{where}\nstdout differs from the doc:\n{diff}\n--- stderr ---\n{done.stderr}")
+        pytest.fail(
+            f"{where}\nstdout differs from the doc:\n{diff}\n--- stderr ---\n{done.stderr}", pytrace=False
+        )
 
 
 # -- links -------------------------------------------------------------------------------------------
@@ -292,7 +298,8 @@ def broken_links(doc: Path) -> list[str]:
 
 @pytest.mark.parametrize("doc", documents(), ids=lambda d: d.name)
 def test_links_resolve(doc: Path) -> None:
-    assert broken_links(doc) == []
+    broken = broken_links(doc)
+    assert not broken, f"broken links in {relative(doc)}:\n" + "\n".join(broken)
 
 
 def test_every_guide_is_in_the_index() -> None:
