@@ -38,6 +38,7 @@ from ._errors import (
 )
 from ._headers import header
 from ._jsonrpc import ErrorResponse, Notification, Request, Response
+from ._signature_elicit import ElicitationContentError, ElicitationForm, elicitation_form
 from ._versions import LATEST_HANDSHAKE_VERSION, LATEST_VERSION, SUPPORTED_VERSIONS, Era
 from .client import Client, Subscription
 from .context import Context
@@ -92,6 +93,8 @@ __all__ = [
     "Context",
     "CreateMessageResult",
     "ElicitResult",
+    "ElicitationContentError",
+    "ElicitationForm",
     "EmbeddedResource",
     "Endpoint",
     "Era",
@@ -150,5 +153,6 @@ __all__ = [
     "Transport",
     "TransportError",
     "UnsupportedProtocolVersion",
+    "elicitation_form",
     "header",
 ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Awaitable
-from typing import TYPE_CHECKING, Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar, overload
 
 import msgspec
 
@@ -13,6 +13,7 @@ from ._connection import Scope, ServerConnection
 from ._errors import MethodNotFound, MissingClientCapability
 from ._jsonrpc import RequestId
 from ._mrtr import BecomeTask, InputRequired
+from ._signature_elicit import elicitation_form
 from .tasks import RELATED_TASK, TaskRecord, TaskRunner
 from .types import CreateMessageResult, ElicitResult, Root
 
@@ -202,34 +203,68 @@ class Context:
         if self.task is None and self.tasks is not None and self.scope.stateless:
             raise BecomeTask
 
+    @overload
+    async def elicit(self, message: str, schema: type[T], *, key: str | None = None) -> ElicitResult[T]: ...
+
+    @overload
     async def elicit(
         self, message: str, schema: dict[str, Any] | None = None, *, key: str | None = None
-    ) -> ElicitResult:
-        """Ask the user to fill in a form (*schema*: a flat JSON Schema object of primitive fields).
+    ) -> ElicitResult[dict[str, Any]]: ...
+
+    async def elicit(
+        self, message: str, schema: type[Any] | dict[str, Any] | None = None, *, key: str | None = None
+    ) -> ElicitResult[Any]:
+        """Ask the user to fill in a form.
+
+        *schema* is a class (dataclass, ``TypedDict``, msgspec struct or pydantic model) whose fields
+        are the form's, or a flat JSON Schema object of primitive fields written by hand. For a class
+        the accepted ``content`` is an instance of it, its defaults filling what the user left out;
+        for a dict it is the dict the client sent::
+
+            @dataclass
+            class Booking:
+                guests: Annotated[int, msgspec.Meta(ge=1, le=12)]
+                vegetarian: bool = False
+
+            answer = await ctx.elicit("Book a table?", Booking)      # ElicitResult[Booking]
+            if answer.accepted and answer.content is not None:
+                return f"table for {answer.content.guests}"
 
         *key* names the question in a 2026-07-28 ``inputRequests`` (default: ``elicitation_<n>``).
 
         Raises:
+            TypeError: the class is not a flat object of primitive fields (the message names the
+                field), or has a multiple choice the request's revision lacks (before 2025-11-25).
+            ElicitationContentError: the client accepted with content that does not fit the class
+                (a ``ToolError``: uncaught, the tool answers ``isError`` with a message naming the field).
             MethodNotFound: elicitation does not exist in the request's revision (before 2025-06-18).
             MissingClientCapability: the client did not declare ``elicitation`` (-32021).
         """
+        form = elicitation_form(schema) if isinstance(schema, type) else None  # TypeError before asking
         if not self.scope.has("elicitation"):
             raise MethodNotFound(f"elicitation does not exist in protocol revision {self.scope.version}")
         self._require("elicitation")
         declared = self.scope.client_capabilities["elicitation"]
         if declared and "form" not in declared:
             raise MissingClientCapability.for_capabilities({"elicitation": {"form": {}}})
-        params: dict[str, Any] = {
-            "message": message,
-            "requestedSchema": schema or {"type": "object", "properties": {}},
-        }
+        requested: dict[str, Any]
+        if form is not None:
+            requested = form.requested_schema(self.scope.version)
+        else:
+            requested = schema if isinstance(schema, dict) else {"type": "object", "properties": {}}
+        params: dict[str, Any] = {"message": message, "requestedSchema": requested}
         if self.scope.has("elicitation_url"):
             params["mode"] = "form"
-        return msgspec.convert(
+        answer = msgspec.convert(
             await self._ask("elicitation", "elicitation/create", params, key), ElicitResult
         )
+        if form is None or answer.action != "accept":
+            return answer
+        return ElicitResult(action="accept", content=form.convert(answer.content))
 
-    async def elicit_url(self, message: str, url: str, *, elicitation_id: str | None = None) -> ElicitResult:
+    async def elicit_url(
+        self, message: str, url: str, *, elicitation_id: str | None = None
+    ) -> ElicitResult[dict[str, Any]]:
         """Send the user to *url* (an out-of-band interaction, 2025-11-25 and later).
 
         *elicitation_id* is the 2025-11-25 ``elicitationId`` (default: a random one): pass your own
@@ -246,7 +281,10 @@ class Context:
         if not self.scope.stateless:
             # 2025-11-25 correlates the completion notification by this id.
             params["elicitationId"] = elicitation_id if elicitation_id is not None else uuid.uuid4().hex
-        return msgspec.convert(await self._ask("elicitation", "elicitation/create", params), ElicitResult)
+        answer: ElicitResult[dict[str, Any]] = msgspec.convert(
+            await self._ask("elicitation", "elicitation/create", params), ElicitResult
+        )
+        return answer
 
     async def sample(
         self,

@@ -22,7 +22,7 @@ are removed for its clients by :mod:`mcpkit._compat` just before a result is sen
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypeAlias
+from typing import Any, Generic, Literal, TypeAlias, TypeVar
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -58,6 +58,7 @@ __all__ = [
 ]
 
 Role: TypeAlias = Literal["user", "assistant"]
+T = TypeVar("T")
 
 
 class Wire(msgspec.Struct, kw_only=True, rename="camel", omit_defaults=True, frozen=True):
@@ -281,11 +282,24 @@ class Completion(Wire, frozen=True):
     has_more: bool = False
 
 
-class ElicitResult(Wire, frozen=True):
-    """The user's answer to an elicitation: ``accept`` (with ``content``), ``decline`` or ``cancel``."""
+class ElicitResult(Wire, Generic[T], frozen=True):
+    """The user's answer to an elicitation: ``accept`` (with ``content``), ``decline`` or ``cancel``.
+
+    ``content`` is what the user filled in, ``None`` unless accepted: a dict on the wire and for a
+    form asked with a schema dict, an instance of the type for ``ctx.elicit(message, Type)``::
+
+        answer = await ctx.elicit("Book a table?", Booking)   # ElicitResult[Booking]
+        if answer.action == "accept" and answer.content is not None:
+            guests = answer.content.guests
+    """
 
     action: Literal["accept", "decline", "cancel"]
-    content: dict[str, Any] | None = None
+    content: T | None = None
+
+    @property
+    def accepted(self) -> bool:
+        """Whether the user accepted (then ``content`` holds the answer)."""
+        return self.action == "accept"
 
 
 class SamplingMessage(Wire, frozen=True):
