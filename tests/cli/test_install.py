@@ -430,3 +430,30 @@ def test_the_uv_entry_starts_the_server_offline(home: Path) -> None:
     entry = json.loads(proc.stdout)["mcpServers"]["weather"]
     tools, _ = asyncio.run(_tools_and_env(entry, {"UV_OFFLINE": "1"}))
     assert "get_weather" in tools
+
+
+def test_crlf_line_ends_are_kept(home: Path, tmp_path: Path) -> None:
+    config = tmp_path / "mcp.json"
+    config.write_bytes((FIXTURES / "cursor_mcp.json").read_bytes().replace(b"\n", b"\r\n"))
+    proc = install(home, "cursor", str(WEATHER), "--config", str(config))
+    assert proc.returncode == 0, proc.stderr
+    data = config.read_bytes()
+    assert data.count(b"\n") == data.count(b"\r\n") > 20
+    assert "weather" in load(config)["mcpServers"]
+
+
+def test_a_file_of_comments_only_keeps_them(home: Path, tmp_path: Path) -> None:
+    config = tmp_path / "settings.json"
+    config.write_text("// Zed settings\n//\n// (nothing set yet)\n")
+    proc = install(home, "zed", str(WEATHER), "--config", str(config))
+    assert proc.returncode == 0, proc.stderr
+    assert config.read_text().startswith("// Zed settings\n//\n// (nothing set yet)\n{\n")
+    assert list(load(config)["context_servers"]) == ["weather"]
+
+
+def test_a_file_that_is_not_utf8_is_refused(home: Path, tmp_path: Path) -> None:
+    config = tmp_path / "mcp.json"
+    config.write_bytes(b'{"mcpServers": {"caf\xe9": {"url": "x"}}}')
+    proc = install(home, "cursor", str(WEATHER), "--config", str(config))
+    assert proc.returncode == 1 and "not UTF-8 text" in proc.stderr
+    assert config.read_bytes() == b'{"mcpServers": {"caf\xe9": {"url": "x"}}}'

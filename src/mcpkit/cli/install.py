@@ -54,6 +54,12 @@ def _edit(
     loads = _yamledit.loads if host.yaml else _jsonc.loads
 
     def edit(text: str) -> str:
+        # A file written with CRLF line ends throughout (Windows) is edited as LF and written back
+        # with CRLF, so the new lines match the old ones.
+        crlf = "\r\n" in text and text.count("\r\n") == text.count("\n")
+        return _crlf(splice(text.replace("\r\n", "\n"))) if crlf else splice(text)
+
+    def splice(text: str) -> str:
         document = loads(text)
         if not isinstance(document, dict):
             raise SystemExit(f"mcpkit: {where} does not hold an object at the top level; not editing it")
@@ -81,6 +87,10 @@ def _edit(
         return new
 
     return edit
+
+
+def _crlf(text: str) -> str:
+    return text.replace("\n", "\r\n")
 
 
 def _cmd_install(args: argparse.Namespace) -> int:
@@ -116,6 +126,12 @@ def _cmd_install(args: argparse.Namespace) -> int:
         return 0
     except (JSONCError, YAMLEditError) as exc:
         raise SystemExit(f"mcpkit: cannot edit {path}: {exc}; the file was left as it was") from None
+    except UnicodeDecodeError:
+        raise SystemExit(
+            f"mcpkit: cannot edit {path}: it is not UTF-8 text; the file was left as it was"
+        ) from None
+    except OSError as exc:
+        raise SystemExit(f"mcpkit: cannot write {path}: {exc.strerror or exc}") from None
     print(f"Added {key!r} to {host.title}'s configuration: {path}")
     if backup is not None:
         print(f"The previous file is saved as {backup}")

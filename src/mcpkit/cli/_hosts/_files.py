@@ -37,7 +37,8 @@ def app_config_dir(name: str) -> Path:
 
 def _read(path: Path) -> str | None:
     try:
-        return path.read_text(encoding="utf-8")
+        with open(path, encoding="utf-8", newline="") as file:  # CRLF stays CRLF
+            return file.read()
     except FileNotFoundError:
         return None
 

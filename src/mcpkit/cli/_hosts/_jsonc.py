@@ -130,9 +130,14 @@ def _parse(text: str) -> _Node:
     return root
 
 
+def _is_empty(text: str) -> bool:
+    """Whether *text* holds no value at all: nothing, whitespace or comments only."""
+    return not _Parser(text).peek()
+
+
 def loads(text: str) -> Any:
-    """The value of a JSONC document (an empty or blank document is ``{}``)."""
-    return _parse(text).value if text.strip(" \t\r\n\ufeff") else {}
+    """The value of a JSONC document (one with no value, only blanks or comments, is ``{}``)."""
+    return {} if _is_empty(text) else _parse(text).value
 
 
 def _line_indent(text: str, pos: int) -> str:
@@ -190,12 +195,13 @@ def set_member(text: str, path: tuple[str, ...], key: str, value: Any) -> str:
     Raises:
         JSONCError: the text is not JSONC, or something on *path* is not an object.
     """
-    if not text.strip(" \t\r\n\ufeff"):
+    if _is_empty(text):  # a new file, or one with comments only: they stay above the new object
         keys = (*path, key)
         nested: Any = value
         for name in reversed(keys[1:]):
             nested = {name: nested}
-        return json.dumps({keys[0]: nested}, indent=2, ensure_ascii=False) + "\n"
+        before = text if not text or text.endswith("\n") else text + "\n"
+        return before + json.dumps({keys[0]: nested}, indent=2, ensure_ascii=False) + "\n"
     unit = _indent_unit(text)
     node = _parse(text)
     for depth, name in enumerate(path):
