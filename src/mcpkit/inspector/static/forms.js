@@ -79,7 +79,7 @@ function field(name, rawSchema, required) {
     const kind = { date: "date", "date-time": "datetime-local", email: "email", uri: "url" }[schema.format] || "text";
     input = h("input", { id, name, type: kind, minlength: schema.minLength, maxlength: schema.maxLength });
     if (has) input.value = String(schema.default);
-    read = () => (input.value === "" && !required ? { set: false } : { set: true, value: input.value });
+    read = () => (input.value === "" ? { set: false } : { set: true, value: input.value });
   } else {
     input = h("textarea", { id, name, rows: 3, class: "json-input", placeholder: "JSON" });
     if (has) input.value = JSON.stringify(schema.default, null, 2);

@@ -124,10 +124,13 @@ async function connect(target, version, verb) {
   state.target = target;
   state.version = version;
   showTarget();
+  delete document.body.dataset.ready; // set again once the lists are in (tests wait on it)
   try {
     const info = await api.op("connect", { target, protocolVersion: version, roots: roots() });
-    logEvent("connect", `${verb}: ${info.serverInfo ? info.serverInfo.name : "server"} at ${info.protocolVersion}`);
+    state.info = info; // the event stream says so too, but maybe later than this answer
+    if (verb === "reloaded") logEvent("reload", `reloaded ${info.serverInfo ? info.serverInfo.name : "the server"}`);
     await refreshAll();
+    document.body.dataset.ready = info.protocolVersion;
   } catch (error) {
     state.info = null;
     setStatus("failed", `failed: ${error.message}`);

@@ -1,0 +1,170 @@
+"""The inspector's browser tests: Debian's chromium driven by Playwright, ``mcpkit dev`` as a real process.
+
+The browser is the machine's own (``/usr/bin/chromium``, installed by ``.ci/run``); Playwright's
+downloaded browsers are never used. One browser per test module, a fresh page per test.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import selectors
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ..conftest import ROOT, free_port
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+#: Generous: a loaded 2-core machine starts Python processes slowly.
+STARTUP_SECONDS = 30.0
+#: How long the page may take to show what a test waits for.
+WAIT_MS = 20_000
+VIEWPORT = {"width": 1280, "height": 800}
+
+
+@dataclass
+class Inspector:
+    """A running ``mcpkit dev``: its process, its URL, the page's address parts."""
+
+    process: subprocess.Popen[str]
+    url: str
+    port: int
+
+    @property
+    def token(self) -> str:
+        return self.url.rsplit("token=", 1)[1]
+
+
+def start_dev(*args: str, cwd: Path = ROOT) -> Inspector:
+    """Start ``mcpkit dev ARGS --no-browser --port P`` and wait for the address it prints."""
+    port = free_port()
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "mcpkit", "dev", *args, "--no-browser", "--port", str(port)],
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=env,
+    )
+    assert process.stdout is not None
+    selector = selectors.DefaultSelector()
+    selector.register(process.stdout, selectors.EVENT_READ)
+    deadline = time.monotonic() + STARTUP_SECONDS
+    seen = ""
+    while time.monotonic() < deadline:
+        if not selector.select(timeout=deadline - time.monotonic()):
+            break
+        line = process.stdout.readline()
+        if not line:
+            break
+        seen += line
+        match = re.search(r"(http://127\.0\.0\.1:\d+/\?token=\S+)", line)
+        if match:
+            return Inspector(process, match.group(1), port)
+    process.kill()
+    pytest.fail(f"mcpkit dev printed no address within {STARTUP_SECONDS} s; it printed: {seen!r}")
+
+
+def stop(inspector: Inspector) -> None:
+    inspector.process.terminate()
+    try:
+        inspector.process.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        inspector.process.kill()
+        inspector.process.wait()
+    if inspector.process.stdout is not None:
+        inspector.process.stdout.close()
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """Debian's chromium, headless, with a fresh profile; never a downloaded browser."""
+    if not CHROMIUM.exists():
+        pytest.fail(
+            f"{CHROMIUM} is missing: install Debian's chromium (apt-get install chromium; .ci/run does)"
+        )
+    from playwright.sync_api import sync_playwright
+
+    profile = tmp_path_factory.mktemp("chromium-profile")
+    with sync_playwright() as playwright:
+        context = playwright.chromium.launch_persistent_context(
+            str(profile),
+            executable_path=str(CHROMIUM),
+            args=CHROMIUM_ARGS,
+            headless=True,
+            viewport=VIEWPORT,
+        )
+        try:
+            yield context
+        finally:
+            context.close()
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    page = browser.new_page()
+    page.set_default_timeout(WAIT_MS)
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.errors = errors
+    try:
+        yield page
+    finally:
+        page.close()
+    assert not errors, f"the page threw: {errors}"
+
+
+def open_inspector(page: Any, inspector: Inspector, *, connected: bool = True) -> None:
+    """Load the inspector's page; if *connected*, wait until it has connected to the dev server and
+    listed what it offers."""
+    page.goto(inspector.url)
+    if connected:
+        page.wait_for_selector("body[data-ready]", state="attached")
+
+
+def screenshot_stats(png: bytes) -> tuple[tuple[int, int], int]:
+    """A screenshot's size and how many distinct colours it has (a blank page has one)."""
+    import io
+
+    from PIL import Image
+
+    image = Image.open(io.BytesIO(png)).convert("RGB")
+    colours = image.getcolors(maxcolors=1 << 20)
+    return image.size, len(colours) if colours is not None else 1 << 20
+
+
+def changed_fraction(before: bytes, after: bytes) -> float:
+    """The share of pixels that differ between two screenshots of the same size."""
+    import io
+
+    from PIL import Image, ImageChops
+
+    a = Image.open(io.BytesIO(before)).convert("RGB")
+    b = Image.open(io.BytesIO(after)).convert("RGB")
+    assert a.size == b.size
+    difference = ImageChops.difference(a, b).convert("L").point(lambda v: 255 if v else 0)
+    histogram = difference.histogram()
+    return histogram[255] / (a.size[0] * a.size[1])
+
+
+def keep_screenshot(png: bytes, name: str, folder: Path) -> None:
+    """Save a screenshot beside the test's other files, for a person to look at after a failure."""
+    (folder / name).write_bytes(png)
