@@ -47,6 +47,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
             port=args.port,
             allowed_hosts=args.allow_host,
             allowed_origins=args.allow_origin,
+            cors_origins=args.cors_origin,
             max_header_bytes=args.max_header_bytes,
             max_header_count=args.max_header_count,
             header_timeout=args.header_timeout,
@@ -85,6 +86,9 @@ def register(sub: Any) -> None:
                      help="HTTP: also accept this Host header (localhost always is); repeatable")  # fmt: skip
     run.add_argument("--allow-origin", action="append", default=[], metavar="ORIGIN",
                      help="HTTP: also accept this Origin (local ones always are); repeatable")  # fmt: skip
+    run.add_argument("--cors-origin", action="append", default=[], metavar="ORIGIN",
+                     help="HTTP: let pages of this origin call the server from a browser (CORS; '*' for any); "
+                          "repeatable; off by default")  # fmt: skip
     limits = run.add_argument_group("HTTP limits (see SECURITY.md)")
     for flag, kind, default, text in (
         ("--max-header-bytes", int, 64 * 1024, "bytes of a request head (431 beyond)"),

@@ -32,6 +32,7 @@ from ...kernel import Endpoint
 from ...session import error_response
 from ..event_store import EventStore, MemoryEventStore
 from ._asgi import BodyRefused, Receive, Scope, Send, error, is_json, lifespan, plain, read_body, send_json
+from .cors import CorsPolicy
 from .legacy_sse import open_sse, post_message
 from .resume import ResumableStream, new_resumable, replay
 from .sessions import DEFAULT_STREAM_QUEUE, HTTPSession, SessionTable, respond, standalone_stream
@@ -64,6 +65,9 @@ class StreamableHTTPApp:
         body_timeout: seconds the rest of a request body may take once it started (then 408).
         max_sessions: handshake-era sessions (HTTP+SSE included) open at once; ``initialize``
             beyond it gets 503 with ``Retry-After`` (after idle sessions are expired).
+        cors_origins: origins whose pages may call the endpoint from a browser (CORS: the
+            preflight answered, ``Mcp-Session-Id`` exposed; ``"*"`` for any origin). Off by
+            default; each is also an allowed ``Origin``. See :mod:`.cors`.
         rate_limit: requests per client address (``"100/s"``, ``"1000/m"``, ``"50/10s"``: a token
             bucket per address, opt-in); beyond it, 429 with ``Retry-After`` and -32000. Counts
             every request (POST, GET, DELETE) of either era.
@@ -95,8 +99,11 @@ class StreamableHTTPApp:
         max_requests_per_session: int = 256,
         stream_queue_limit: int = DEFAULT_STREAM_QUEUE,
         rate_limit: str | None = None,
+        cors_origins: Iterable[str] = (),
     ) -> None:
         self.server = server
+        cors = list(cors_origins)
+        self.cors = CorsPolicy(cors) if cors else None
         self.rate_limit = KeyedBuckets(rate_limit) if rate_limit is not None else None
         self.event_store: EventStore = event_store if event_store is not None else MemoryEventStore()
         self.table = SessionTable(
@@ -142,9 +149,15 @@ class StreamableHTTPApp:
             await error(send, 421, None, INVALID_REQUEST, "Misdirected request: this Host is not served here")
             return
         origin = headers.get("origin")
-        if origin is not None and not self._origin_ok(origin):
-            await error(send, 403, None, INVALID_REQUEST, "Forbidden: Origin not allowed")
-            return
+        if origin is not None:
+            if not self._origin_ok(origin):
+                await error(send, 403, None, INVALID_REQUEST, "Forbidden: Origin not allowed")
+                return
+            if self.cors is not None and self.cors.allows(origin):
+                if scope["method"] == "OPTIONS":
+                    await self._preflight(origin, headers, send)
+                    return
+                send = self.cors.wrap(send, origin)
         if self.rate_limit is not None:
             wait = self.rate_limit.take(_client_of(scope))
             if wait:
@@ -189,8 +202,17 @@ class StreamableHTTPApp:
         name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
         return name in _LOCAL_HOSTS or host in self.allowed_hosts or name in self.allowed_hosts
 
+    async def _preflight(self, origin: str, headers: dict[str, str], send: Send) -> None:
+        assert self.cors is not None
+        allowed = self.cors.preflight_headers(origin, headers.get("access-control-request-headers", ""))
+        if allowed is None:
+            await plain(send, 403, b"CORS: a requested header is not allowed")
+            return
+        await send({"type": "http.response.start", "status": 204, "headers": allowed})
+        await send({"type": "http.response.body", "body": b""})
+
     def _origin_ok(self, origin: str) -> bool:
-        if origin in self.allowed_origins:
+        if origin in self.allowed_origins or (self.cors is not None and self.cors.allows(origin)):
             return True
         rest = origin.split("://", 1)[-1]
         return self._host_ok(rest) and rest.split(":")[0] in _LOCAL_HOSTS
