@@ -457,3 +457,10 @@ def test_a_file_that_is_not_utf8_is_refused(home: Path, tmp_path: Path) -> None:
     proc = install(home, "cursor", str(WEATHER), "--config", str(config))
     assert proc.returncode == 1 and "not UTF-8 text" in proc.stderr
     assert config.read_bytes() == b'{"mcpServers": {"caf\xe9": {"url": "x"}}}'
+
+
+def test_the_parser_lists_every_host() -> None:
+    from mcpkit.cli._hosts import HOSTS
+    from mcpkit.cli.install import HOST_NAMES
+
+    assert tuple(sorted(HOSTS)) == HOST_NAMES

@@ -139,9 +139,12 @@ def _cmd_install(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(sub: Any) -> None:
-    from ._hosts import HOSTS
+# The keys of ``_hosts.HOSTS``, spelled out so that building the parser (for ``mcpkit run`` too, the
+# command hosts spawn) does not import the host tables.
+HOST_NAMES = ("claude-code", "claude-desktop", "cursor", "goose", "vscode", "windsurf", "zed")
 
+
+def register(sub: Any) -> None:
     cmd = sub.add_parser(
         "install",
         help="add a server to Claude, Cursor, VS Code, Windsurf, Zed or Goose",
@@ -150,7 +153,7 @@ def register(sub: Any) -> None:
             "format, keeping the file's other servers, settings and comments."
         ),
     )
-    cmd.add_argument("host", metavar="HOST", choices=sorted(HOSTS), help=", ".join(sorted(HOSTS)))
+    cmd.add_argument("host", metavar="HOST", choices=HOST_NAMES, help=", ".join(HOST_NAMES))
     cmd.add_argument(
         "target", metavar="FILE.py[:OBJECT]|URL", help="a server file, or the URL of a running server"
     )
