@@ -201,12 +201,30 @@ def documents() -> list[Path]:
     return sorted(DOCS.glob("*.md"))
 
 
+def well_formed() -> list[Path]:
+    """The documents whose blocks parse; the others fail :func:`test_documents_parse` instead of
+    breaking the collection of every case."""
+    good = []
+    for doc in documents():
+        try:
+            console_commands(doc)
+        except ValueError:
+            continue
+        good.append(doc)
+    return good
+
+
 def relative(doc: Path) -> str:
     return doc.relative_to(ROOT).as_posix()
 
 
-PYTHON_CASES: Final = [doc for doc in documents() if python_script(doc) is not None]
-CONSOLE_CASES: Final = [command for doc in documents() for command in console_commands(doc)]
+PYTHON_CASES: Final = [doc for doc in well_formed() if python_script(doc) is not None]
+CONSOLE_CASES: Final = [command for doc in well_formed() for command in console_commands(doc)]
+
+
+@pytest.mark.parametrize("doc", documents(), ids=lambda d: d.name)
+def test_documents_parse(doc: Path) -> None:
+    console_commands(doc)  # raises ValueError naming the line of an unclosed fence or a stray line
 
 
 def run_python(doc: Path, tmp_path: Path) -> subprocess.CompletedProcess[str]:
@@ -283,6 +301,8 @@ def anchors(doc: Path) -> set[str]:
 
 
 def broken_links(doc: Path) -> list[str]:
+    if doc not in well_formed():
+        return []  # test_documents_parse says what is wrong
     broken = []
     for target in LINK.findall(prose(doc)):
         if re.match(r"[a-z][a-z0-9+.-]*:", target):
@@ -357,3 +377,18 @@ def test_a_failing_script_names_the_document_and_its_line(tmp_path: Path) -> Non
     assert f'File "{doc}", line 14' in done.stderr
     assert "assert Point(1).x == 2, 'wrong'" in done.stderr  # the line, quoted from the document
     assert "AssertionError: wrong" in done.stderr
+
+
+def test_a_malformed_document_is_refused_with_its_line(tmp_path: Path) -> None:
+    unclosed = tmp_path / "unclosed.md"
+    unclosed.write_text("# Title\n\n```python\nx = 1\n", encoding="utf-8")
+    with pytest.raises(
+        ValueError, match=re.escape("unclosed.md: the code block opened at line 3 is never closed")
+    ):
+        parse_blocks(unclosed)
+    stray = tmp_path / "stray.md"
+    stray.write_text("```console\nmcpkit --version\n```\n", encoding="utf-8")
+    with pytest.raises(
+        ValueError, match=re.escape("stray.md:2: a console block must start with a '$ ' line")
+    ):
+        console_commands(stray)
