@@ -32,6 +32,7 @@ TOOLBOX = textwrap.dedent("""
 
     @server.tool
     def sleepy(seconds: float) -> str:
+        print("sleeping", file=sys.stderr, flush=True)
         time.sleep(seconds)
         return "awake"
 

@@ -204,7 +204,9 @@ def register(sub: Any) -> None:
     )
     add_target_options(call)
     call.add_argument("tool", metavar="TOOL")
-    call.add_argument("arguments", nargs="*", metavar="KEY=VALUE", help="arguments, or one JSON object")
+    call.add_argument(
+        "arguments", nargs="*", default=[], metavar="KEY=VALUE", help="arguments, or one JSON object"
+    )
     call.add_argument("--save", metavar="DIR", help="write images, audio and blobs to files in DIR")
     call.set_defaults(handler=_cmd_call)
     read = sub.add_parser("read", help="read a resource", description="Read a resource and print it.")
@@ -217,6 +219,8 @@ def register(sub: Any) -> None:
     )
     add_target_options(prompt)
     prompt.add_argument("name", metavar="NAME")
-    prompt.add_argument("arguments", nargs="*", metavar="KEY=VALUE", help="arguments, or one JSON object")
+    prompt.add_argument(
+        "arguments", nargs="*", default=[], metavar="KEY=VALUE", help="arguments, or one JSON object"
+    )
     prompt.add_argument("--save", metavar="DIR", help="write images, audio and blobs to files in DIR")
     prompt.set_defaults(handler=_cmd_prompt)
