@@ -19,6 +19,7 @@ from typing import Any, Final
 import msgspec
 
 from .._errors import MCPError, RPCError
+from .._versions import Era
 from ..client import Client
 from ..client.callbacks import implied_capabilities
 from ..client.connect import open_legacy_sse, refused_post
@@ -80,13 +81,14 @@ class InspectorSession:
                 task.cancel()
             return {}
         if op == "setLogLevel":
-            await self._live().set_logging_level(str(params.get("level")))
+            await self._set_log_level(str(params.get("level") or ""))
             return {}
         raise ValueError(f"unknown operation {op!r}")
 
     async def connect(self, params: dict[str, Any]) -> dict[str, Any]:
         """Connect to ``params.target`` (dropping the current connection), at ``protocolVersion``
-        (``"auto"`` or absent to negotiate), offering ``roots`` (a list of URIs)."""
+        (``"auto"`` or absent to negotiate), offering ``roots`` (a list of URIs), asking for log
+        messages from ``logLevel`` up (default ``info``; empty for the server's default)."""
         target = Target.parse(params.get("target"), self.dev)
         version = params.get("protocolVersion") or None
         version = None if version == "auto" else str(version)
@@ -104,6 +106,10 @@ class InspectorSession:
                 self.emit("status", state="failed", error=_message(exc), target=_describe(target))
                 raise
             self._client = client
+            level = params.get("logLevel", "info")
+            if level and "logging" in client.server_capabilities:
+                # Logs are what an inspector is for: ask for them from the start (the page can change it).
+                await client.set_logging_level(str(level))
             info = {
                 "state": "connected",
                 "target": _describe(target),
@@ -233,6 +239,15 @@ class InspectorSession:
             roots=self._list_roots,
             cache=False,  # an inspector shows what the server says now
         )
+
+    async def _set_log_level(self, level: str) -> None:
+        client = self._live()
+        if level:
+            await client.set_logging_level(level)
+        elif client.era is Era.STATELESS:
+            client.log_level = None  # no level in _meta: the server's default
+        else:
+            raise ValueError("logging/setLevel has no way back to the server's default; reconnect")
 
     def _live(self) -> Client:
         if self._client is None:

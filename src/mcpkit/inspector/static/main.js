@@ -11,7 +11,7 @@ import { expand, variables } from "./uritemplate.js";
 
 const $ = (id) => document.getElementById(id);
 const token = new URLSearchParams(location.search).get("token") || "";
-const state = { dev: null, info: null, tools: [], target: null, version: "auto", calls: 0, apps: [] };
+const state = { dev: null, info: null, tools: [], target: null, version: "auto", calls: 0, apps: [], logLevel: "info" };
 const api = new Api(token, onEvent);
 
 // -- events from the backend ------------------------------------------------------------------------
@@ -126,7 +126,7 @@ async function connect(target, version, verb) {
   showTarget();
   delete document.body.dataset.ready; // set again once the lists are in (tests wait on it)
   try {
-    const info = await api.op("connect", { target, protocolVersion: version, roots: roots() });
+    const info = await api.op("connect", { target, protocolVersion: version, roots: roots(), logLevel: state.logLevel });
     state.info = info; // the event stream says so too, but maybe later than this answer
     if (verb === "reloaded") logEvent("reload", `reloaded ${info.serverInfo ? info.serverInfo.name : "the server"}`);
     await refreshAll();
@@ -417,7 +417,9 @@ function showServer() {
   const info = state.info;
   if (!info) return;
   const level = h("select", { id: "log-level" }, ["", "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"].map((l) => h("option", { value: l }, l || "(server default)")));
+  level.value = state.logLevel;
   level.addEventListener("change", async () => {
+    state.logLevel = level.value;
     try {
       await api.op("setLogLevel", { level: level.value });
       logEvent("status", `log level: ${level.value}`);
