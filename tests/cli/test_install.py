@@ -464,3 +464,53 @@ def test_the_parser_lists_every_host() -> None:
     from mcpkit.cli.install import HOST_NAMES
 
     assert tuple(sorted(HOSTS)) == HOST_NAMES
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_headers_go_into_the_remote_entry(case: Case, home: Path) -> None:
+    proc = install(home, case.host, URL, "--name", "remote", "--print",
+                   "--header", "Authorization: Bearer t0k", "--header", "X-Region:eu")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    printed = yaml.safe_load(proc.stdout) if case.host == "goose" else json.loads(proc.stdout)
+    entry = servers(printed, case.section)["remote"]
+    headers = {"Authorization": "Bearer t0k", "X-Region": "eu"}
+    if case.host == "claude-desktop":  # through mcp-remote's own option
+        assert entry["args"] == [
+            *case.url["args"],
+            "--header",
+            "Authorization:Bearer t0k",
+            "--header",
+            "X-Region:eu",
+        ]
+    else:
+        assert entry == {**case.url, "headers": headers}
+
+
+def test_headers_are_for_urls_and_must_be_headers(home: Path) -> None:
+    proc = install(home, "cursor", str(WEATHER), "--header", "A: b", "--print")
+    assert proc.returncode == 1 and "--header applies to a URL" in proc.stderr
+    proc = install(home, "cursor", URL, "--header", "no colon here", "--print")
+    assert proc.returncode == 1 and "--header takes 'Name: value'" in proc.stderr
+
+
+def test_a_server_importing_what_this_python_lacks_is_warned_about(home: Path, tmp_path: Path) -> None:
+    server = tmp_path / "needy.py"
+    server.write_text(
+        "import json\n"
+        "import helper  # a module beside the server\n"
+        "import surely_not_installed_pkg\n"
+        "from mcpkit import Server\n"
+        "try:\n"
+        "    import optional_extra_pkg\n"
+        "except ImportError:\n"
+        "    optional_extra_pkg = None\n"
+        'server = Server("needy")\n'
+    )
+    (tmp_path / "helper.py").write_text("")
+    proc = install(home, "cursor", str(server), "--print")
+    assert proc.returncode == 0, proc.stderr
+    warnings = [line for line in proc.stderr.splitlines() if "warning" in line]
+    assert len(warnings) == 1
+    assert "imports surely_not_installed_pkg, which" in warnings[0] and "--with" in warnings[0]
+    quiet = install(home, "cursor", str(WEATHER), "--print")
+    assert "warning" not in quiet.stderr

@@ -21,15 +21,25 @@ class _Unchanged(Exception):
 
 
 def _launch(args: argparse.Namespace) -> Any:
-    from ._hosts._launch import parse_env, read_env_file, remote, stdio
+    from ._hosts._launch import missing_imports, parse_env, read_env_file, remote, stdio
 
     if args.target.startswith(("http://", "https://")):
         if args.env or args.env_file or args.packages:
             raise SystemExit("mcpkit: --env, --env-file and --with apply to a server file, not to a URL")
-        return remote(args.target, args.name)
+        return remote(args.target, args.name, args.header)
+    if args.header:
+        raise SystemExit("mcpkit: --header applies to a URL, not to a server file (use --env for those)")
     env = read_env_file(args.env_file) if args.env_file else {}
     env |= parse_env(args.env)  # --env wins over the file, as the more specific of the two
-    return stdio(args.target, args.name, env, args.packages)
+    launch = stdio(args.target, args.name, env, args.packages)
+    missing = [] if args.packages else missing_imports(args.target)
+    if missing:
+        print(
+            f"mcpkit: warning: {args.target} imports {', '.join(missing)}, which {sys.executable} cannot "
+            "find; the host would fail to start it: install them there, or pass --with for each",
+            file=sys.stderr,
+        )
+    return launch
 
 
 def _nest(section: tuple[str, ...], key: str, entry: dict[str, Any]) -> dict[str, Any]:
@@ -167,6 +177,8 @@ def register(sub: Any) -> None:
     )
     cmd.add_argument("--with", dest="packages", action="append", default=[], metavar="PKG",
                      help="a package the server needs, added with uv when the host starts it; repeatable")  # fmt: skip
+    cmd.add_argument("--header", action="append", default=[], metavar="'NAME: VALUE'",
+                     help="an HTTP header sent to a URL target (Authorization, say); repeatable")  # fmt: skip
     cmd.add_argument("--scope", choices=["user", "project", "local"],
                      help="user (default), project (a file in the project), or local (Claude Code only)")  # fmt: skip
     cmd.add_argument(

@@ -43,12 +43,19 @@ def _command(launch: Launch, typed: str | None = None) -> dict[str, Any]:
     return entry | ({"env": launch.env} if launch.env else {})
 
 
+def _remote(launch: Launch, url_key: str, **first: str) -> dict[str, Any]:
+    """The usual remote entry: *first* (a ``type``), the URL under *url_key*, ``headers`` if any."""
+    entry: dict[str, Any] = {**first, url_key: launch.url}
+    return entry | ({"headers": launch.headers} if launch.headers else {})
+
+
 def _claude_desktop(launch: Launch) -> dict[str, Any]:
     if launch.url is None:
         return _command(launch)
     # Claude Desktop's config file starts stdio servers only (remote ones are added as connectors in
     # its settings), so a URL is reached through the mcp-remote bridge, run by npx.
-    return {"command": shutil.which("npx") or "npx", "args": ["-y", "mcp-remote", launch.url]}
+    headers = [arg for name, value in launch.headers.items() for arg in ("--header", f"{name}:{value}")]
+    return {"command": shutil.which("npx") or "npx", "args": ["-y", "mcp-remote", launch.url, *headers]}
 
 
 def _claude_json() -> Path:
@@ -81,7 +88,8 @@ def _goose(launch: Launch) -> dict[str, Any]:
     if launch.url is None:
         return {"type": "stdio", **common, "cmd": launch.command, "args": launch.args,
                 "envs": launch.env, "env_keys": []}  # fmt: skip
-    return {"type": "streamable_http", **common, "uri": launch.url, "headers": {}, "envs": {}, "env_keys": []}
+    return {"type": "streamable_http", **common, "uri": launch.url, "headers": launch.headers, "envs": {},
+            "env_keys": []}  # fmt: skip
 
 
 def _servers(scope: str, project: Path) -> tuple[str, ...]:
@@ -106,7 +114,7 @@ HOSTS: dict[str, Host] = {
             ("projects", str(project), "mcpServers") if scope == "local" else ("mcpServers",)
         ),
         lambda launch: (
-            _command(launch, "stdio") if launch.url is None else {"type": "http", "url": launch.url}
+            _command(launch, "stdio") if launch.url is None else _remote(launch, "url", type="http")
         ),
     ),
     "cursor": Host(
@@ -115,7 +123,7 @@ HOSTS: dict[str, Host] = {
         ("user", "project"),
         lambda scope, project: (project if scope == "project" else home()) / ".cursor" / "mcp.json",
         _servers,
-        lambda launch: _command(launch) if launch.url is None else {"url": launch.url},
+        lambda launch: _command(launch) if launch.url is None else _remote(launch, "url"),
     ),
     "vscode": Host(
         "VS Code",
@@ -128,7 +136,7 @@ HOSTS: dict[str, Host] = {
         ),
         lambda scope, project: ("servers",),
         lambda launch: (
-            _command(launch, "stdio") if launch.url is None else {"type": "http", "url": launch.url}
+            _command(launch, "stdio") if launch.url is None else _remote(launch, "url", type="http")
         ),
     ),
     "windsurf": Host(
@@ -137,7 +145,7 @@ HOSTS: dict[str, Host] = {
         ("user",),
         lambda scope, project: home() / ".codeium" / "windsurf" / "mcp_config.json",
         _servers,
-        lambda launch: _command(launch) if launch.url is None else {"serverUrl": launch.url},
+        lambda launch: _command(launch) if launch.url is None else _remote(launch, "serverUrl"),
     ),
     "zed": Host(
         "Zed",
@@ -145,7 +153,7 @@ HOSTS: dict[str, Host] = {
         ("user", "project"),
         lambda scope, project: (project / ".zed" if scope == "project" else _zed_dir()) / "settings.json",
         lambda scope, project: ("context_servers",),
-        lambda launch: _command(launch) if launch.url is None else {"url": launch.url},
+        lambda launch: _command(launch) if launch.url is None else _remote(launch, "url"),
     ),
     "goose": Host(
         "Goose",

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
-__all__ = ["Launch", "parse_env", "read_env_file", "remote", "stdio"]
+__all__ = ["Launch", "missing_imports", "parse_env", "read_env_file", "remote", "stdio"]
 
 
 @dataclass(frozen=True)
@@ -34,6 +34,7 @@ class Launch:
     args: list[str] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)
     url: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)  # sent with every request to url
 
 
 def _server_name(path: Path, attribute: str) -> str | None:
@@ -94,11 +95,49 @@ def stdio(spec: str, name: str | None, env: dict[str, str], packages: list[str])
     return Launch(name or _server_name(path, attribute) or path.stem, command, args, env)
 
 
-def remote(url: str, name: str | None) -> Launch:
-    """A server already running at *url*; its default name is the URL's host, with ``-`` for dots
-    (some hosts accept only letters, digits, ``-`` and ``_`` in a server's name)."""
+def missing_imports(spec: str) -> list[str]:
+    """The modules the server file imports at its top level that the Python running ``mcpkit
+    install`` cannot find (nor the file's own folder): the host, starting the server with this same
+    Python, would fail on them. Imports inside functions or ``try`` blocks are optional; not counted."""
+    import importlib.util
+
+    location, sep, attribute = spec.rpartition(":")
+    path = Path(location if sep and attribute.isidentifier() else spec).expanduser()
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, UnicodeDecodeError):
+        return []
+    names = set()
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            names |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module.split(".")[0])
+    missing = []
+    for name in sorted(names - set(sys.stdlib_module_names)):
+        if (path.parent / f"{name}.py").is_file() or (path.parent / name).is_dir():
+            continue
+        try:
+            found = importlib.util.find_spec(name) is not None
+        except (ImportError, ValueError):
+            found = False
+        if not found:
+            missing.append(name)
+    return missing
+
+
+def remote(url: str, name: str | None, headers: list[str]) -> Launch:
+    """A server already running at *url*, sent *headers* (``"Name: value"`` strings); its default
+    name is the URL's host, with ``-`` for dots (some hosts accept only letters, digits, ``-`` and
+    ``_`` in a server's name)."""
     host = re.sub(r"[^A-Za-z0-9_-]+", "-", urlsplit(url).hostname or "") or "server"
-    return Launch(name or host, url=url)
+    fields = {}
+    for header in headers:
+        key, sep, value = header.partition(":")
+        if not sep or not re.fullmatch(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+", key.strip()):
+            raise SystemExit(f"mcpkit: --header takes 'Name: value', not {header!r}")
+        fields[key.strip()] = value.strip()
+    return Launch(name or host, url=url, headers=fields)
 
 
 def parse_env(items: list[str]) -> dict[str, str]:
