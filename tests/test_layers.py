@@ -57,7 +57,11 @@ LAYERS: Final[list[tuple[float, str, tuple[str, ...]]]] = [
     (2, "transports", ("transports", "transports.*")),
     (2.5, "extensions", ("skills", "skills.*")),
     (3, "APIs", ("lowlevel", "server", "server.*", "client", "client.*")),
-    (4, "entry points", ("", "__main__", "cli", "cli.*", "demo", "inspector", "inspector.*")),
+    (
+        4,
+        "entry points",
+        ("", "__main__", "cli", "cli.*", "demo", "inspector", "inspector.*", "gateway", "gateway.*"),
+    ),
 ]
 
 # Imports that the layers allow but the design does not: (importer, imported, why).

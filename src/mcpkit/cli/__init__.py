@@ -24,7 +24,7 @@ from ._load import load_server
 
 __all__ = ["load_server", "main"]
 
-_COMMANDS = ("run", "client_commands", "dev", "install", "demo")
+_COMMANDS = ("run", "client_commands", "dev", "install", "host", "gateway", "demo")
 
 
 class _Parser(argparse.ArgumentParser):
