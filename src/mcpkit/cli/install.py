@@ -7,20 +7,18 @@ leaving every other server, setting and comment of that file as it was. See ``do
 from __future__ import annotations
 
 import argparse
-import copy
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._hosts._launch import Launch
 
 __all__ = ["register"]
 
 
-class _Unchanged(Exception):
-    """The host already has exactly this entry."""
-
-
-def _launch(args: argparse.Namespace) -> Any:
+def _launch(args: argparse.Namespace) -> Launch:
     from ._hosts._launch import missing_imports, parse_env, read_env_file, remote, stdio
 
     if args.target.startswith(("http://", "https://")):
@@ -42,69 +40,9 @@ def _launch(args: argparse.Namespace) -> Any:
     return launch
 
 
-def _nest(section: tuple[str, ...], key: str, entry: dict[str, Any]) -> dict[str, Any]:
-    nested: dict[str, Any] = {key: entry}
-    for name in reversed(section):
-        nested = {name: nested}
-    return nested
-
-
-def _lookup(document: Any, section: tuple[str, ...]) -> Any:
-    for name in section:
-        document = document.get(name) if isinstance(document, dict) else None
-    return document
-
-
-def _edit(
-    host: Any, section: tuple[str, ...], key: str, entry: dict[str, Any], force: bool, where: Path
-) -> Any:
-    """The function that turns the config file's text into the new text, refusing what it must."""
-    from ._hosts import _jsonc, _yamledit
-
-    loads = _yamledit.loads if host.yaml else _jsonc.loads
-
-    def edit(text: str) -> str:
-        # A file written with CRLF line ends throughout (Windows) is edited as LF and written back
-        # with CRLF, so the new lines match the old ones.
-        crlf = "\r\n" in text and text.count("\r\n") == text.count("\n")
-        return _crlf(splice(text.replace("\r\n", "\n"))) if crlf else splice(text)
-
-    def splice(text: str) -> str:
-        document = loads(text)
-        if not isinstance(document, dict):
-            raise SystemExit(f"mcpkit: {where} does not hold an object at the top level; not editing it")
-        servers = _lookup(document, section)
-        if isinstance(servers, dict) and key in servers:
-            if servers[key] == entry:
-                raise _Unchanged
-            if not force:
-                raise SystemExit(
-                    f"mcpkit: {host.title} already has a server named {key!r} in {where}; "
-                    "pass --force to replace it, or --name to choose another name"
-                )
-        if host.yaml:
-            new = _yamledit.set_entry(text, section[0], key, entry)
-        else:
-            new = _jsonc.set_member(text, section, key, entry)
-        # Whatever the splice did, the file must now read as before plus this one entry.
-        expected = copy.deepcopy(document)
-        nested = expected
-        for name in section:
-            nested = nested.setdefault(name, {})
-        nested[key] = entry
-        if loads(new) != expected:
-            raise SystemExit(f"mcpkit: editing {where} went wrong; the file was left as it was")
-        return new
-
-    return edit
-
-
-def _crlf(text: str) -> str:
-    return text.replace("\n", "\r\n")
-
-
 def _cmd_install(args: argparse.Namespace) -> int:
     from ._hosts import HOSTS
+    from ._hosts._edit import Unchanged, editor, nest
     from ._hosts._files import replace_file
     from ._hosts._jsonc import JSONCError
     from ._hosts._yamledit import YAMLEditError
@@ -120,7 +58,7 @@ def _cmd_install(args: argparse.Namespace) -> int:
     entry, key, section = host.entry(launch), host.key(launch.name), host.section(scope, project)
     path = Path(args.config).expanduser() if args.config else host.file(scope, project)
     if args.print:
-        nested = _nest(section, key, entry)
+        nested = nest(section, key, entry)
         if host.yaml:
             from ._hosts._yamledit import dumps
 
@@ -130,8 +68,8 @@ def _cmd_install(args: argparse.Namespace) -> int:
         print(f"mcpkit: nothing written; this entry belongs in {path}", file=sys.stderr)
         return 0
     try:
-        _, backup = replace_file(path, _edit(host, section, key, entry, args.force, path))
-    except _Unchanged:
+        _, backup = replace_file(path, editor(host, section, key, entry, args.force, path))
+    except Unchanged:
         print(f"{host.title} already has this {key!r} entry in {path}; nothing to do")
         return 0
     except (JSONCError, YAMLEditError) as exc:
