@@ -50,6 +50,8 @@ from .skills import Skill, SkillResource, SkillVerificationError
 from .tasks import InMemoryTaskStore, TaskRecord, TaskRunner, TaskStore
 from .transports.base import Transport
 from .types import (
+    APP_MIME_TYPE,
+    UI_EXTENSION,
     Annotations,
     AudioContent,
     CallToolResult,
@@ -75,14 +77,17 @@ from .types import (
     TextContent,
     Tool,
     ToolAnnotations,
+    supports_ui,
 )
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "APP_MIME_TYPE",
     "LATEST_HANDSHAKE_VERSION",
     "LATEST_VERSION",
     "SUPPORTED_VERSIONS",
+    "UI_EXTENSION",
     "Annotations",
     "AudioContent",
     "CallToolResult",
@@ -155,4 +160,5 @@ __all__ = [
     "UnsupportedProtocolVersion",
     "elicitation_form",
     "header",
+    "supports_ui",
 ]

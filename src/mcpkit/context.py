@@ -15,7 +15,7 @@ from ._jsonrpc import RequestId
 from ._mrtr import BecomeTask, InputRequired
 from ._signature_elicit import elicitation_form
 from .tasks import RELATED_TASK, TaskRecord, TaskRunner
-from .types import CreateMessageResult, ElicitResult, Root
+from .types import CreateMessageResult, ElicitResult, Root, supports_ui
 
 if TYPE_CHECKING:
     from .kernel import Outbound
@@ -95,6 +95,13 @@ class Context:
     @property
     def client_info(self) -> dict[str, Any] | None:
         return self.scope.client_info
+
+    @property
+    def supports_ui(self) -> bool:
+        """Whether the client shows MCP Apps views (it declared the ``io.modelcontextprotocol/ui``
+        extension with ``text/html;profile=mcp-app``), in either era. A UI tool answers every client
+        with meaningful text; it may say less in words when a view shows the data."""
+        return supports_ui(self.scope.client_capabilities)
 
     async def report_progress(
         self, progress: float, total: float | None = None, message: str | None = None

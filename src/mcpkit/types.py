@@ -22,12 +22,14 @@ are removed for its clients by :mod:`mcpkit._compat` just before a result is sen
 
 from __future__ import annotations
 
-from typing import Any, Generic, Literal, TypeAlias, TypeVar
+from typing import Any, Final, Generic, Literal, TypeAlias, TypeVar
 
 import msgspec
 from msgspec import UNSET, UnsetType
 
 __all__ = [
+    "APP_MIME_TYPE",
+    "UI_EXTENSION",
     "UNSET",
     "Annotations",
     "AudioContent",
@@ -55,9 +57,16 @@ __all__ = [
     "Tool",
     "ToolAnnotations",
     "UnsetType",
+    "supports_ui",
 ]
 
 Role: TypeAlias = Literal["user", "assistant"]
+
+#: The MCP Apps extension (SEP-1865, ``modelcontextprotocol/ext-apps``): tools whose results a host
+#: shows in an interactive HTML view, served as a ``ui://`` resource.
+UI_EXTENSION: Final = "io.modelcontextprotocol/ui"
+#: The MIME type of an MCP App's HTML; a host lists it in its ``mimeTypes`` for the extension.
+APP_MIME_TYPE: Final = "text/html;profile=mcp-app"
 T = TypeVar("T")
 
 
@@ -325,3 +334,20 @@ class Root(Wire, frozen=True):
     uri: str
     name: str | None = None
     meta: dict[str, Any] | None = msgspec.field(default=None, name="_meta")
+
+
+def supports_ui(client_capabilities: dict[str, Any]) -> bool:
+    """Whether client capabilities declare MCP Apps HTML views (``extensions`` holding
+    ``io.modelcontextprotocol/ui`` with ``text/html;profile=mcp-app`` among its ``mimeTypes``).
+
+    ::
+
+        >>> supports_ui({"extensions": {UI_EXTENSION: {"mimeTypes": [APP_MIME_TYPE]}}})
+        True
+        >>> supports_ui({"extensions": {UI_EXTENSION: {}}}), supports_ui({})
+        (False, False)
+    """
+    extensions = client_capabilities.get("extensions")
+    settings = extensions.get(UI_EXTENSION) if isinstance(extensions, dict) else None
+    mime_types = settings.get("mimeTypes") if isinstance(settings, dict) else None
+    return isinstance(mime_types, list) and APP_MIME_TYPE in mime_types

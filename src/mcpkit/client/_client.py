@@ -64,6 +64,10 @@ class Client(SkillCalls, ClientCore):
         stderr: where the spawned server's stderr goes (default: ours; ``subprocess.DEVNULL`` to drop it).
         headers: HTTP headers sent with every request to a URL target (``Authorization``, say);
             the protocol's own (``Mcp-Session-Id``, ``MCP-Protocol-Version``...) are refused.
+        extensions: extension capabilities to declare (``{"io.modelcontextprotocol/ui": {...}}``),
+            in both eras (``capabilities.extensions`` of ``initialize``, or of each request's ``_meta``).
+        ui: declare MCP Apps views (``io.modelcontextprotocol/ui``, ``text/html;profile=mcp-app``):
+            the server then lists tools meant for views only, and ``ctx.supports_ui`` is true.
     """
 
     # -- tools, resources, prompts, completion -----------------------------------------------------

@@ -16,7 +16,7 @@ import msgspec
 
 from .._errors import MethodNotFound
 from ..tasks import TASKS_EXTENSION
-from ..types import Root
+from ..types import APP_MIME_TYPE, UI_EXTENSION, Root
 
 __all__ = [
     "RequestCallback",
@@ -24,6 +24,8 @@ __all__ = [
     "answer",
     "answer_inputs",
     "apply_defaults",
+    "extensions_to_declare",
+    "handshake_capabilities",
     "implied_capabilities",
 ]
 
@@ -51,6 +53,36 @@ def implied_capabilities(
     if roots is not None:
         caps["roots"] = {"listChanged": True}
     return caps
+
+
+def extensions_to_declare(extensions: dict[str, dict[str, Any]] | None, *, ui: bool) -> dict[str, Any]:
+    """The ``capabilities.extensions`` entries of ``Client(extensions=..., ui=...)``.
+
+    ``ui=True`` declares MCP Apps views (``io.modelcontextprotocol/ui`` with ``mimeTypes``), unless
+    *extensions* already says something of it.
+    """
+    declared = dict(extensions or {})
+    if ui:
+        declared.setdefault(UI_EXTENSION, {"mimeTypes": [APP_MIME_TYPE]})
+    return declared
+
+
+def handshake_capabilities(capabilities: dict[str, Any]) -> dict[str, Any]:
+    """*capabilities* as an ``initialize`` request carries them.
+
+    Extensions (SEP-2133) travel in ``capabilities.extensions`` in that era too: the MCP Apps
+    extension is declared there "in the initialize request" (ext-apps, capability negotiation), and
+    a server that does not know the field ignores it. The tasks extension is left out: it belongs to
+    2026-07-28, whose tasks replace the 2025-11-25 ones a handshake server has.
+    """
+    extensions = capabilities.get("extensions")
+    if not isinstance(extensions, dict):
+        return capabilities
+    kept = {name: value for name, value in extensions.items() if name != TASKS_EXTENSION}
+    shaped = {key: value for key, value in capabilities.items() if key != "extensions"}
+    if kept:
+        shaped["extensions"] = kept
+    return shaped
 
 
 async def answer(

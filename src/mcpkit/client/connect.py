@@ -46,6 +46,7 @@ from .._versions import (
 from ..session import Peer
 from ..transports.base import Transport
 from ..types import Implementation
+from .callbacks import handshake_capabilities
 
 __all__ = [
     "Agreement",
@@ -212,8 +213,7 @@ async def initialize(
     """
     params = {
         "protocolVersion": version,
-        # Extensions are a 2026-07-28 notion; older revisions' ClientCapabilities have no slot.
-        "capabilities": {k: v for k, v in capabilities.items() if k != "extensions"},
+        "capabilities": handshake_capabilities(capabilities),
         "clientInfo": msgspec.to_builtins(client_info),
     }
     result = await peer.request("initialize", params, timeout=timeout)

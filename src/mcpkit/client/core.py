@@ -90,6 +90,8 @@ class ClientCore:
         cwd: str | None = None,
         stderr: int | IO[bytes] | None = None,
         headers: dict[str, str] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+        ui: bool = False,
     ) -> None:
         if protocol_version is not None and era_of(protocol_version) is None:
             raise ValueError(f"unsupported protocol version {protocol_version!r}")
@@ -112,6 +114,12 @@ class ClientCore:
             if capabilities is not None
             else callbacks.implied_capabilities(sampling=sampling, elicitation=elicitation, roots=roots)
         )
+        declared = callbacks.extensions_to_declare(extensions, ui=ui)
+        if declared:
+            self.capabilities = {
+                **self.capabilities,
+                "extensions": {**self.capabilities.get("extensions", {}), **declared},
+            }
         self.timeout = timeout
         self.max_timeout = max_timeout
         self.probe_timeout = probe_timeout

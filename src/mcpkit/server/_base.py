@@ -89,6 +89,7 @@ class RegisteredTool:
     defer_task: bool = False
     timeout: float | None = None  # seconds; None: the server's tool_timeout
     rate_limit: RateLimit | None = None
+    app_only: bool = False  # MCP Apps: visibility ["app"], listed only to clients that show views
 
 
 class ServerBase(LowLevelServer):
@@ -108,6 +109,8 @@ class ServerBase(LowLevelServer):
     _skills: SkillLibrary | None
     _background: set[asyncio.Task[None]]
     _closing: asyncio.Event | None
+    #: An MCP App is served (a ui:// resource or a tool bound to one): the extension is declared.
+    _serves_apps: bool = False
 
     def _changed(self, kind: str) -> None:
         """Announce a change of a list to whoever listens. Safe from sync tools' worker threads."""

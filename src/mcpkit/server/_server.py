@@ -34,9 +34,10 @@ from .._resources import ResourceRegistry
 from ..context import Context
 from ..lowlevel import Listener
 from ..tasks import TASKS_EXTENSION, TaskRunner
+from ..types import UI_EXTENSION
 from ._base import RegisteredTool
+from .apps import AppsAPI
 from .prompts import PromptsAPI
-from .resources import ResourcesAPI
 from .tools import ToolOptions, ToolsAPI
 
 if TYPE_CHECKING:
@@ -45,7 +46,7 @@ if TYPE_CHECKING:
 __all__ = ["Server", "ToolOptions"]
 
 
-class Server(ToolsAPI, ResourcesAPI, PromptsAPI):
+class Server(ToolsAPI, AppsAPI, PromptsAPI):
     """An MCP server whose tools are typed Python functions.
 
     Args:
@@ -112,6 +113,8 @@ class Server(ToolsAPI, ResourcesAPI, PromptsAPI):
                 caps["extensions"] = {**caps.get("extensions", {}), TASKS_EXTENSION: {}}
         if self._skills is not None:  # the skills extension, declared in both eras
             caps["extensions"] = {**caps.get("extensions", {}), **self._skills.capability()}
+        if self._serves_apps:  # MCP Apps, declared in both eras as the extension says
+            caps["extensions"] = {**caps.get("extensions", {}), UI_EXTENSION: {}}
         return caps
 
     # -- subscriptions/listen (2026-07-28) ---------------------------------------------------------

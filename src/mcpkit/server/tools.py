@@ -8,7 +8,7 @@ import contextlib
 import dataclasses
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Final, TypedDict, Unpack, overload
 
 import msgspec
@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 
 from .._pagination import page, paginate
 from ._base import F, RateLimit, RegisteredTool, ServerBase, TaskSupport, declares_tasks, invoke
+from .apps import Visibility, app_only, tool_ui_meta
 
 logger = logging.getLogger("mcpkit.server")
 
@@ -62,6 +63,8 @@ class ToolOptions(TypedDict, total=False):
     input_schema: dict[str, Any]  # list this JSON Schema instead of the one the signature gives
     timeout: float  # seconds before the call answers a tool error (default: Server(tool_timeout=))
     rate_limit: str  # "10/s", "100/m", "5/10s": a token bucket per client connection
+    ui: str  # MCP Apps: the ui:// resource that shows this tool's results (see server.ui_resource)
+    visibility: Sequence[Visibility]  # MCP Apps: ["model", "app"] (default), or ["app"]: views only
 
 
 class ToolsAPI(ServerBase):
@@ -117,6 +120,8 @@ class ToolsAPI(ServerBase):
         input_schema: dict[str, Any] | None = None,
         timeout: float | None = None,
         rate_limit: str | None = None,
+        ui: str | None = None,
+        visibility: Sequence[Visibility] | None = None,
     ) -> Tool:
         """Register *fn* as a tool and return its definition.
 
@@ -132,10 +137,13 @@ class ToolsAPI(ServerBase):
         be killed, so it runs on and its result is discarded. Default: ``Server(tool_timeout=...)``.
         ``rate_limit``: ``"N/s"``, ``"N/m"``, ``"N/h"`` or ``"N/10s"``, a token bucket per client
         connection (2026-07-28 requests share one per tool); a call over it answers a tool error.
+        ``ui``: the ``ui://`` resource (:meth:`ui_resource`) a host of MCP Apps shows the results in;
+        ``visibility``: ``["app"]`` keeps the tool from the model (and from ``tools/list`` for
+        clients without the extension). See :mod:`mcpkit.server.apps`.
 
         Raises:
             ValueError: the name breaks the spec's rules for tool names, or is taken; a bad
-                ``timeout`` or ``rate_limit``.
+                ``timeout``, ``rate_limit``, ``ui`` or ``visibility``.
             TypeError: the signature cannot be described (``*args``, positional-only parameters).
         """
         tool_name = name or fn.__name__
@@ -148,6 +156,7 @@ class ToolsAPI(ServerBase):
         if timeout is not None and not timeout > 0:
             raise ValueError("timeout must be a positive number of seconds")
         limiter = RateLimit(rate_limit) if rate_limit is not None else None
+        meta = tool_ui_meta(meta, ui, visibility)
         signature = inspect_function(fn, skip_types=(Context,))
         use_output = signature.output_schema is not None and structured_output is not False
         definition = Tool(
@@ -174,6 +183,9 @@ class ToolsAPI(ServerBase):
         )
         if not use_output:
             self._tools[tool_name].signature = _without_output(signature)
+        if ui is not None or visibility is not None:
+            self._tools[tool_name].app_only = app_only(self._tools[tool_name].wire)
+            self._serves_apps = True
         self._changed("tools")
         return definition
 
@@ -193,6 +205,8 @@ class ToolsAPI(ServerBase):
 
     async def _list_tools(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
         names = list(self._tools)
+        if not ctx.supports_ui:  # a tool for views only has no use without them (see .apps)
+            names = [name for name in names if not self._tools[name].app_only]
         shown, next_cursor = paginate(names, params.get("cursor"), self.page_size)
         result: dict[str, Any] = {"tools": [shape_tool(self._tools[n].wire, ctx.scope) for n in shown]}
         if next_cursor is not None:
