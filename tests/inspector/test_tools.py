@@ -143,8 +143,17 @@ def test_editing_the_server_file_reloads_it_and_the_page_shows_the_new_tool(
         assert page.locator(".tool-item").count() == 2
         assert page.locator('#events li[data-kind="reload"]').count() >= 1
 
+        # A file that no longer loads: the page says the connection failed and shows the traceback;
+        # the next good save brings the server back.
+        server.write_text(SERVER_V2 + "\ndef broken(:\n")
+        page.wait_for_selector('#status[data-state="failed"]')
+        page.locator('#events li[data-kind="stderr"]', has_text="SyntaxError").first.wait_for()
+        server.write_text(SERVER_V2)
+        page.wait_for_selector('#status[data-state="connected"]')
+        second.wait_for()
+
         second.click()
-        page.fill('[data-field="word"] input', "ab")
+        page.fill('#tool-detail [data-field="word"] input', "ab")
         page.click("#call-tool")
         page.locator("#tool-output .result").wait_for()
         assert "abab" in page.inner_text("#tool-output .result")
@@ -153,6 +162,64 @@ def test_editing_the_server_file_reloads_it_and_the_page_shows_the_new_tool(
         assert changed_fraction(before, after) > 0.01
     finally:
         stop(inspector)
+
+
+SLOW_SERVER = textwrap.dedent(
+    '''
+    import asyncio
+
+    from mcpkit import Server
+
+    server = Server("slow", "1.0.0")
+
+
+    @server.tool
+    async def wait_long() -> str:
+        """Takes a minute."""
+        await asyncio.sleep(60)
+        return "done"
+    '''
+)
+
+
+def _children(pid: int) -> set[int]:
+    """The processes whose parent is *pid* (from /proc)."""
+    found = set()
+    for status in Path("/proc").glob("[0-9]*/status"):
+        try:
+            fields = dict(line.split(":\t", 1) for line in status.read_text().splitlines() if ":\t" in line)
+        except OSError:
+            continue
+        if fields.get("PPid", "").strip() == str(pid):
+            found.add(int(status.parent.name))
+    return found
+
+
+def test_cancel_stops_a_call_and_stopping_mcpkit_dev_stops_its_servers(page: Any, tmp_path: Path) -> None:
+    server = tmp_path / "slow.py"
+    server.write_text(SLOW_SERVER)
+    inspector = start_dev(str(server))
+    try:
+        open_inspector(page, inspector)
+        page.click('.tool-item[data-name="wait_long"]')
+        page.click("#call-tool")
+        page.locator("#tool-output progress").wait_for()
+        page.click("#cancel-tool")
+        error = page.locator("#tool-output .result.is-error")
+        error.wait_for()
+        assert "cancelled" in error.inner_text()
+        page.locator('#traffic li[data-method="notifications/cancelled"]').wait_for()
+        children = _children(inspector.process.pid)
+        assert children, "the page's server runs as a child of mcpkit dev"
+    finally:
+        stop(inspector)
+    deadline = time.monotonic() + 15
+    while any(Path(f"/proc/{pid}").exists() for pid in children) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    alive = [pid for pid in children if Path(f"/proc/{pid}/status").exists()]
+    assert not alive or all("zombie" in Path(f"/proc/{pid}/status").read_text() for pid in alive), (
+        f"servers left running after mcpkit dev stopped: {alive}"
+    )
 
 
 def test_only_the_inspectors_own_page_may_drive_it(weather: Inspector) -> None:
