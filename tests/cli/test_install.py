@@ -514,3 +514,27 @@ def test_a_server_importing_what_this_python_lacks_is_warned_about(home: Path, t
     assert "imports surely_not_installed_pkg, which" in warnings[0] and "--with" in warnings[0]
     quiet = install(home, "cursor", str(WEATHER), "--print")
     assert "warning" not in quiet.stderr
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{\n  "theme": "One Dark" /* why */,\n}\n',  # a comment before the trailing comma
+        '{\n  "theme": "One Dark", /* why */\n}\n',  # a block comment after it
+        '{\n  "theme": "One Dark" // why\n}\n',  # a line comment and no comma: the comma goes before it
+        '{\n  "theme": "One Dark" /* a comment\n     on two lines */\n}\n',
+        '{"theme": "One Dark", "context_servers": {}}',  # all on one line
+        '\ufeff{\n\t"theme": "One Dark"\n}\n',  # a byte order mark, tabs
+    ],
+)
+def test_jsonc_comments_and_layouts_survive(home: Path, tmp_path: Path, text: str) -> None:
+    config = tmp_path / "settings.json"
+    config.write_text(text, encoding="utf-8")
+    proc = install(home, "zed", str(WEATHER), "--config", str(config))
+    assert proc.returncode == 0, proc.stderr
+    after = config.read_text(encoding="utf-8")
+    assert load(config) == {**jsonc_loads(text), "context_servers": {"weather": STDIO}}
+    for comment in ("/* why */", "// why", "/* a comment\n     on two lines */"):
+        assert (comment in text) == (comment in after)
+    if "\t" in text:
+        assert '\t"context_servers": {\n\t\t"weather": {\n\t\t\t"command"' in after  # the file's own indent

@@ -140,9 +140,18 @@ def loads(text: str) -> Any:
     return {} if _is_empty(text) else _parse(text).value
 
 
+def _only_comments(text: str) -> bool:
+    """Whether *text* is blanks and whole comments only (a block comment going on past it is not)."""
+    try:
+        return _is_empty(text)
+    except JSONCError:
+        return False
+
+
 def _line_indent(text: str, pos: int) -> str:
-    start = text.rfind("\n", 0, pos) + 1
-    return text[start : start + len(text[start:]) - len(text[start:].lstrip(" \t"))]
+    """The blanks that start the line holding *pos*."""
+    line = text[text.rfind("\n", 0, pos) + 1 :]
+    return line[: len(line) - len(line.lstrip(" \t"))]
 
 
 def _indent_unit(text: str) -> str:
@@ -163,15 +172,12 @@ def _insert(text: str, node: _Node, key: str, value: Any, unit: str) -> str:
         indent = _line_indent(text, key_start)
         # Where the new member goes: after the last value, its trailing comma if any, and any comment
         # that ends on the same line, so that comments stay beside the member they describe.
-        pos = last.end
-        while pos < node.end and text[pos] in " \t":
-            pos += 1
-        comma = text.startswith(",", pos)
-        after = pos + 1 if comma else last.end
+        parser = _Parser(text)
+        parser.pos = last.end
+        comma = parser.peek() == ","
+        after = parser.pos + 1 if comma else last.end
         line_end = text.find("\n", after)
-        rest = text[after : line_end if line_end >= 0 else node.end - 1]
-        stripped = rest.strip()
-        if line_end >= 0 and line_end < node.end and (stripped.startswith("//") or not stripped):
+        if 0 <= line_end < node.end and _only_comments(text[after:line_end]):
             after = line_end
         member = f"\n{indent}{json.dumps(key, ensure_ascii=False)}: {_dump(value, indent, unit)}"
         if comma:
