@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+import time
 
 import pexpect
 import pytest
@@ -86,6 +87,24 @@ def test_defaults_decline_and_cancel() -> None:
     cancelled.sendeof()
     code, rest = _finish(cancelled)
     assert code == 1 and "was not confirmed (cancel)" in rest
+
+
+def test_the_timeout_stands_still_while_the_user_types() -> None:
+    """In the handshake era the call stays pending while the form is open: a person who thinks for
+    longer than --timeout must not see it time out."""
+    child = _spawn("call", TRAVEL, "plan_trip", "destination=Rome", "--timeout", "2",
+                   "--protocol-version", "2025-11-25", "--sampling-command", ECHO_IDEA)  # fmt: skip
+    child.expect_exact("Answer? [Y/n] ")
+    time.sleep(4)  # thinking: twice the timeout, on purpose
+    child.sendline("")
+    for _ in range(2):
+        child.expect(r"\]: ")
+        child.sendline("")
+    child.expect_exact("(required): ")
+    child.sendline("yes")
+    code, rest = _finish(child)
+    assert code == 0, rest
+    assert "Trip to Rome for 1 (medium budget)" in rest
 
 
 def test_progress_is_a_bar_on_a_terminal(everything_url: str) -> None:

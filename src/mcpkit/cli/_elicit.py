@@ -12,6 +12,7 @@ stderr saying so, rather than leaving the server waiting.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import sys
 from collections.abc import Awaitable, Callable
@@ -204,14 +205,18 @@ def _check_bounds(value: float, low: Any, high: Any, unit: str) -> None:
 class Elicitor:
     """The client's ``elicitation`` callback for the command line.
 
-    *answered* is called after the user has answered (the caller restarts its request clocks: the
-    time a person takes to type is not the server being silent).
+    *hold_clocks* gives a context in which the caller's request timers stand still: the time a
+    person takes to type is not the server being silent.
     """
 
-    def __init__(self, feedback: Feedback, answered: Callable[[], None] = lambda: None) -> None:
+    def __init__(
+        self,
+        feedback: Feedback,
+        hold_clocks: Callable[[], contextlib.AbstractContextManager[None]] = contextlib.nullcontext,
+    ) -> None:
         self.feedback = feedback
         self.interactive = sys.stdin.isatty()
-        self.answered = answered
+        self.hold_clocks = hold_clocks
         self._lock = asyncio.Lock()  # one question at a time on one terminal
 
     async def __call__(self, params: dict[str, Any]) -> dict[str, Any]:
@@ -223,13 +228,10 @@ class Elicitor:
             )
             return {"action": "decline"}
         async with self._lock:
-            with self.feedback.paused():
-                try:
-                    if params.get("mode") == "url":
-                        return await self._url(message, str(params.get("url", "")))
-                    return await Form(self._ask, self._say).run(message, params.get("requestedSchema"))
-                finally:
-                    self.answered()
+            with self.feedback.paused(), self.hold_clocks():
+                if params.get("mode") == "url":
+                    return await self._url(message, str(params.get("url", "")))
+                return await Form(self._ask, self._say).run(message, params.get("requestedSchema"))
 
     async def _url(self, message: str, url: str) -> dict[str, Any]:
         self._say(f"The server asks: {message}")

@@ -8,7 +8,9 @@ that exits non-zero refuses the request with its exit status, so the server hear
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+from collections.abc import Callable
 from typing import Any
 
 from ._feedback import warn
@@ -19,16 +21,23 @@ __all__ = ["SamplingCommand"]
 class SamplingCommand:
     """The client's ``sampling`` callback: ``await SamplingCommand("llm -m mini")(params)``."""
 
-    def __init__(self, command: str) -> None:
+    def __init__(
+        self,
+        command: str,
+        hold_clocks: Callable[[], contextlib.AbstractContextManager[None]] = contextlib.nullcontext,
+    ) -> None:
         self.command = command
+        #: A context in which the caller's request timers stand still (a model may take a while).
+        self.hold_clocks = hold_clocks
 
     async def __call__(self, params: dict[str, Any]) -> dict[str, Any]:
         from .._errors import RPCError
 
-        process = await asyncio.create_subprocess_shell(
-            self.command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE
-        )
-        out, _ = await process.communicate(json.dumps(params, ensure_ascii=False).encode())
+        with self.hold_clocks():
+            process = await asyncio.create_subprocess_shell(
+                self.command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE
+            )
+            out, _ = await process.communicate(json.dumps(params, ensure_ascii=False).encode())
         if process.returncode != 0:
             why = f"the sampling command {self.command!r} failed (exit code {process.returncode})"
             warn(why)

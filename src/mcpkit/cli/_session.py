@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import re
 import tempfile
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 from urllib.parse import urlsplit
@@ -71,6 +71,10 @@ def _client(
     from ._sampling import SamplingCommand
 
     holder: list[Any] = []
+
+    def hold() -> contextlib.AbstractContextManager[None]:
+        return _clocks_held(holder)
+
     roots = [Root(uri=Path(d).resolve().as_uri(), name=Path(d).resolve().name) for d in args.root]
     try:
         client = Client(
@@ -80,8 +84,8 @@ def _client(
             timeout=args.timeout or None,
             max_timeout=None,  # progress keeps a long call alive; Ctrl-C is the way out
             on_log=feedback.log,
-            elicitation=Elicitor(feedback, answered=lambda: _restart_clocks(holder)),
-            sampling=SamplingCommand(args.sampling_command) if args.sampling_command else None,
+            elicitation=Elicitor(feedback, hold_clocks=hold),
+            sampling=SamplingCommand(args.sampling_command, hold) if args.sampling_command else None,
             roots=roots or None,
             env=env or None,
             stderr=capture,
@@ -93,14 +97,28 @@ def _client(
     return client
 
 
-def _restart_clocks(holder: list[Any]) -> None:
-    """While a person answers a handshake-era question, the call it belongs to stays pending: restart
-    its silence timer once they have answered, as a progress notification would."""
-    if not holder:
-        return
+@contextlib.contextmanager
+def _clocks_held(holder: list[Any]) -> Iterator[None]:
+    """While a person answers a handshake-era question, the call it belongs to stays pending, and the
+    time they take to type is not the server being silent: keep restarting the call's silence timer
+    (as a progress notification does) until they have answered."""
     loop = asyncio.get_running_loop()
-    for progress in getattr(holder[0], "_progress", {}).values():
-        progress._seen = loop.time()
+
+    def restart() -> None:
+        for progress in getattr(holder[0], "_progress", {}).values() if holder else ():
+            progress._seen = loop.time()
+
+    async def keep() -> None:
+        while True:
+            restart()
+            await asyncio.sleep(0.5)
+
+    keeper = loop.create_task(keep())
+    try:
+        yield
+    finally:
+        keeper.cancel()
+        restart()
 
 
 async def _session(

@@ -120,13 +120,14 @@ def _cmd_read(args: argparse.Namespace) -> int:
 
     out = Output(as_json=args.json, save=args.save)
 
-    async def action(client: Any, _: Any) -> int:
+    async def action(client: Any, feedback: Any) -> int:
         try:
-            result = await client.request("resources/read", {"uri": args.uri})
+            result = await client.request("resources/read", {"uri": args.uri}, on_progress=feedback.progress)
         except RPCError as exc:
             if exc.code not in (-32002, -32602):
                 raise
             raise await _unknown_resource(client, args, exc) from None
+        feedback.close()
         if out.as_json:
             out.json(result)
         else:
@@ -159,7 +160,7 @@ def _cmd_prompt(args: argparse.Namespace) -> int:
 
     out = Output(as_json=args.json, save=args.save)
 
-    async def action(client: Any, _: Any) -> int:
+    async def action(client: Any, feedback: Any) -> int:
         prompts = {str(p.get("name")): p for p in await _list(client, "prompts/list", "prompts")}
         check_name(args.name, list(prompts), "prompt", _server_name(client, args))
         declared = [a for a in prompts[args.name].get("arguments") or [] if isinstance(a, dict)]
@@ -170,7 +171,9 @@ def _cmd_prompt(args: argparse.Namespace) -> int:
         arguments = arguments_from_words(args.arguments, schema, f"prompt {args.name}")
         if any(not isinstance(v, str) for v in arguments.values()):
             raise CliError("prompt arguments are strings: quote numbers and the like in the JSON", USAGE)
-        result = await client.request("prompts/get", {"name": args.name, "arguments": arguments})
+        params = {"name": args.name, "arguments": arguments}
+        result = await client.request("prompts/get", params, on_progress=feedback.progress)
+        feedback.close()
         if out.as_json:
             out.json(result)
             return OK
