@@ -196,3 +196,57 @@ def test_a_url_target_at_a_handshake_revision(page: Any, weather_over_http: str)
         assert "Current weather in Berlin" in page.inner_text("#tool-output .result")
     finally:
         stop(inspector)
+
+
+def test_an_old_http_sse_endpoint_is_recognised(page: Any, weather_over_http: str) -> None:
+    inspector = start_dev()
+    try:
+        open_inspector(page, inspector, connected=False)
+        page.select_option("#target-kind", "url")
+        page.fill("#target-value", weather_over_http.removesuffix("/mcp") + "/sse")
+        page.click("#connect")
+        page.wait_for_selector('body[data-ready="2024-11-05"]', state="attached")
+        assert page.locator(".tool-item").count() == 3
+        # The refused POST is in the traffic too: everything that was sent is shown.
+        assert page.locator('#traffic li[data-dir="out"][data-method="server/discover"]').count() == 1
+    finally:
+        stop(inspector)
+
+
+def test_roots_set_in_the_page_reach_the_server(page: Any) -> None:
+    inspector = start_dev("examples/travel.py")
+    try:
+        open_inspector(page, inspector)
+        page.click("#tabs [data-tab=server]")
+        page.fill("#roots", "file:///tmp/trips\nfile:///home/me/plans")
+        page.click("#apply-roots")
+        page.click("#tabs [data-tab=tools]")
+        page.click('.tool-item[data-name="where_to_save"]')
+        page.click("#call-tool")
+        result = page.locator("#tool-output .result")
+        result.wait_for()
+        assert json.loads(result.locator("pre.structured").inner_text()) == {
+            "result": ["file:///tmp/trips", "file:///home/me/plans"]
+        }
+    finally:
+        stop(inspector)
+
+
+def test_a_subscription_shows_resource_updates_in_the_handshake_era(page: Any, notes: Inspector) -> None:
+    open_inspector(page, notes)
+    page.select_option("#revision", "2025-06-18")
+    page.click("#connect")
+    page.wait_for_selector('body[data-ready="2025-06-18"]', state="attached")
+    notebook_id = json.loads(_call(page, "create_notebook").locator("pre.structured").inner_text())[
+        "notebook_id"
+    ]
+    page.click("#tabs [data-tab=resources]")
+    page.click('.template-item[data-uri="notes://{notebook_id}"]')
+    page.fill('#resource-detail [data-field="notebook_id"] input', notebook_id)
+    page.click("#subscribe-resource")
+    page.wait_for_selector('#subscribe-resource[data-subscribed="true"]')
+    _call(page, "add_note", notebook_id=notebook_id, text="hello")
+    update = page.locator('#events li[data-kind="notification"]', has_text="notifications/resources/updated")
+    update.first.wait_for()
+    update.first.locator(".summary").click()
+    assert json.loads(update.first.locator("pre").inner_text()) == {"uri": f"notes://{notebook_id}"}

@@ -80,6 +80,11 @@ class InspectorSession:
             if task is not None:
                 task.cancel()
             return {}
+        if op == "setRoots":
+            self._roots = _roots(params.get("roots"))
+            if self._client is not None:
+                await self._client.roots_changed()  # handshake era; 2026-07-28 asks each time
+            return {}
         if op == "setLogLevel":
             await self._set_log_level(str(params.get("level") or ""))
             return {}
@@ -92,8 +97,7 @@ class InspectorSession:
         target = Target.parse(params.get("target"), self.dev)
         version = params.get("protocolVersion") or None
         version = None if version == "auto" else str(version)
-        roots = params.get("roots")
-        self._roots = [{"uri": str(uri)} for uri in roots] if isinstance(roots, list) else []
+        self._roots = _roots(params.get("roots"))
         async with self._connecting:
             await self.disconnect()
             self.target = target
@@ -281,6 +285,11 @@ class InspectorSession:
         if isinstance(error, dict):
             raise RPCError(int(error.get("code", -1)), str(error.get("message", "refused by the user")))
         return answer.get("result")
+
+
+def _roots(value: Any) -> list[dict[str, Any]]:
+    """Roots from the page: a list of URIs."""
+    return [{"uri": str(uri)} for uri in value if str(uri).strip()] if isinstance(value, list) else []
 
 
 def _decoded(data: bytes) -> Any:

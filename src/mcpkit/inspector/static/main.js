@@ -13,6 +13,7 @@ const $ = (id) => document.getElementById(id);
 const token = new URLSearchParams(location.search).get("token") || "";
 const state = { dev: null, info: null, tools: [], target: null, version: "auto", calls: 0, apps: [], logLevel: "info" };
 const api = new Api(token, onEvent);
+let rootsText = ""; // the roots offered to the server, one URI a line (Server tab)
 
 // -- events from the backend ------------------------------------------------------------------------
 
@@ -139,8 +140,7 @@ async function connect(target, version, verb) {
 }
 
 function roots() {
-  const box = $("roots");
-  return box ? box.value.split("\n").map((s) => s.trim()).filter(Boolean) : [];
+  return rootsText.split("\n").map((s) => s.trim()).filter(Boolean);
 }
 
 async function refreshAll() {
@@ -304,8 +304,29 @@ function showResource(resource) {
   const detail = clear($("resource-detail"));
   describeResource(detail, resource, resource.uri);
   const output = h("div", { class: "output", id: "resource-output" });
-  detail.append(h("div", { class: "buttons" }, h("button", { type: "button", class: "primary", id: "read-resource", onclick: () => read(resource.uri, output) }, "Read")), output);
+  detail.append(h("div", { class: "buttons" },
+    h("button", { type: "button", class: "primary", id: "read-resource", onclick: () => read(resource.uri, output) }, "Read"),
+    subscribeButton(() => resource.uri)), output);
   read(resource.uri, output);
+}
+
+/** resources/subscribe (handshake era, when the server offers it): updates show in Events. */
+function subscribeButton(uri) {
+  const offered = state.info && state.info.era === "handshake" && state.info.capabilities.resources && state.info.capabilities.resources.subscribe;
+  if (!offered) return null;
+  const button = h("button", { type: "button", id: "subscribe-resource" }, "Subscribe");
+  button.addEventListener("click", async () => {
+    const subscribed = button.dataset.subscribed === "true";
+    try {
+      await api.request(subscribed ? "resources/unsubscribe" : "resources/subscribe", { uri: uri() });
+      button.dataset.subscribed = String(!subscribed);
+      button.textContent = subscribed ? "Subscribe" : "Unsubscribe";
+      logEvent("status", `${subscribed ? "unsubscribed from" : "subscribed to"} ${uri()}`);
+    } catch (error) {
+      logEvent("status", `subscription failed: ${error.message}`);
+    }
+  });
+  return button;
 }
 
 function showTemplate(template) {
@@ -323,7 +344,8 @@ function showTemplate(template) {
   form.addEventListener("input", update);
   const output = h("div", { class: "output", id: "resource-output" });
   detail.append(form, h("p", {}, "URI: ", uri), h("div", { class: "buttons" },
-    h("button", { type: "button", class: "primary", id: "read-resource", onclick: () => { update(); read(uri.textContent, output); } }, "Read")), output);
+    h("button", { type: "button", class: "primary", id: "read-resource", onclick: () => { update(); read(uri.textContent, output); } }, "Read"),
+    subscribeButton(() => { update(); return uri.textContent; })), output);
 }
 
 function valuesOf(inputs) {
@@ -433,12 +455,21 @@ function showServer() {
     info.instructions ? h("p", { class: "description" }, info.instructions) : null,
     capable("logging") ? h("p", {}, h("label", { for: "log-level" }, "Log level "), level) : null,
     h("h3", {}, "Capabilities"), jsonBlock(info.capabilities),
-    h("h3", {}, "Roots offered to the server (one URI a line, used on the next connect)"),
-    h("textarea", { id: "roots", rows: 3 }, rootsText));
+    h("h3", {}, "Roots offered to the server (one URI a line)"),
+    h("textarea", { id: "roots", rows: 3 }, rootsText),
+    h("div", { class: "buttons" }, h("button", { type: "button", id: "apply-roots", onclick: applyRoots }, "Apply roots")));
   $("roots").addEventListener("input", (e) => { rootsText = e.target.value; });
 }
 
-let rootsText = "";
+async function applyRoots() {
+  try {
+    await api.op("setRoots", { roots: roots() });
+    logEvent("status", `roots: ${roots().join(", ") || "(none)"}`);
+  } catch (error) {
+    logEvent("status", `roots not set: ${error.message}`);
+  }
+}
+
 
 // -- the page ----------------------------------------------------------------------------------------
 
