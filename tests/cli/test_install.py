@@ -538,3 +538,34 @@ def test_jsonc_comments_and_layouts_survive(home: Path, tmp_path: Path, text: st
         assert (comment in text) == (comment in after)
     if "\t" in text:
         assert '\t"context_servers": {\n\t\t"weather": {\n\t\t\t"command"' in after  # the file's own indent
+
+
+GOOSE_ENTRY = {"type": "stdio", "name": "weather", **GOOSE_COMMON, "cmd": sys.executable, "args": RUN_WEATHER}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "# mine\nGOOSE_MODE: auto\n",  # no extensions yet
+        "# mine\nextensions: {}\nGOOSE_MODE: auto  # keep\n",  # an empty flow mapping
+        "# mine\nextensions:\nGOOSE_MODE: auto\n",  # an empty block
+        "---\nextensions:  # mine\n    fetch:\n        cmd: uvx\n        enabled: true\n# after\nGOOSE_MODE: auto",
+        "extensions:\n  weather:\n    cmd: old\n    enabled: false\n  # about fetch\n  fetch:\n    cmd: uvx\n",
+    ],
+)
+def test_goose_yaml_layouts_survive(home: Path, tmp_path: Path, text: str) -> None:
+    config = tmp_path / "config.yaml"
+    config.write_text(text)
+    proc = install(home, "goose", str(WEATHER), "--config", str(config), "--force")
+    assert proc.returncode == 0, proc.stderr
+    before = yaml.safe_load(text)
+    assert load(config) == {
+        **before,
+        "extensions": {**(before.get("extensions") or {}), "weather": GOOSE_ENTRY},
+    }
+    after = config.read_text()
+    for line in text.splitlines():
+        if "#" in line:
+            assert line in after
+    if "# about fetch" in text:  # the entry after the replaced one keeps its comment, and its place
+        assert after.index("weather:") < after.index("# about fetch") < after.index("fetch:")

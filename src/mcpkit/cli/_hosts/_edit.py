@@ -69,7 +69,9 @@ def editor(
         expected = copy.deepcopy(document)
         nested = expected
         for name in section:
-            nested = nested.setdefault(name, {})
+            if nested.get(name) is None:  # missing, or YAML's empty ``extensions:``
+                nested[name] = {}
+            nested = nested[name]
         nested[key] = entry
         if loads(new) != expected:
             raise SystemExit(f"mcpkit: editing {where} went wrong; the file was left as it was")
