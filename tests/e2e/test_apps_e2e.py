@@ -1,6 +1,6 @@
-"""MCP Apps end to end: ``examples/apps.py`` over real stdio and HTTP, in both eras, for clients
-with and without the ``io.modelcontextprotocol/ui`` extension, and with the official ``mcp`` SDK
-client as the peer (declaring the extension with its ``advertise``, and not).
+"""MCP Apps end to end: ``examples/apps.py`` over real stdio, Streamable HTTP and HTTP+SSE, in both
+eras, for clients with and without the ``io.modelcontextprotocol/ui`` extension, and with the
+official ``mcp`` SDK client as the peer (declaring the extension with its ``advertise``, and not).
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ CELLS = [
     ("stdio", "2026-07-28"),
     ("http", "2025-11-25"),
     ("http", "2026-07-28"),
+    ("sse", "2024-11-05"),  # the 2024-11-05 HTTP+SSE transport of the same server
 ]
 
 
@@ -34,7 +35,10 @@ def http_url() -> Iterator[str]:
 
 
 def target(transport: str, request: pytest.FixtureRequest) -> Any:
-    return request.getfixturevalue("http_url") if transport == "http" else mcpkit_run("apps.py")
+    if transport == "stdio":
+        return mcpkit_run("apps.py")
+    url: str = request.getfixturevalue("http_url")
+    return url if transport == "http" else url.removesuffix("/mcp") + "/sse"
 
 
 def run(coro: Any) -> Any:
