@@ -190,3 +190,10 @@ def test_calls_over_http_in_the_handshake_era(everything_url: str, revision: str
     result = json.loads(called.stdout)
     assert result["content"][0]["text"] == "Hello, Ada!"
     assert ("structuredContent" in result) is (revision >= "2025-06-18")
+
+
+def test_a_missing_capability_names_the_option() -> None:
+    called = run_mcpkit("call", TRAVEL, "where_to_save")
+    assert called.returncode == 1
+    assert called.stderr.endswith("(code -32021); offer roots with --root DIR\n")
+    assert len(called.stderr.splitlines()) == 1

@@ -111,3 +111,20 @@ def sys_python() -> str:
     import sys
 
     return shlex.quote(sys.executable)
+
+
+def test_a_command_line_target_and_a_module_object_target() -> None:
+    import shlex
+    import sys
+
+    command = f"{shlex.quote(sys.executable)} {shlex.quote(WEATHER)}"
+    by_command = run_mcpkit("tools", command, "--json")
+    assert by_command.returncode == 0, by_command.stderr
+    by_object = run_mcpkit("tools", f"{WEATHER}:server", "--json")
+    assert json.loads(by_command.stdout) == json.loads(by_object.stdout)
+
+
+def test_an_http_sse_url_falls_back_to_the_old_transport(everything_url: str) -> None:
+    listed = run_mcpkit("tools", everything_url.replace("/mcp", "/sse"), "--json")
+    assert listed.returncode == 0, listed.stderr
+    assert "test_simple_text" in [t["name"] for t in json.loads(listed.stdout)]
