@@ -253,3 +253,19 @@ def test_handshake_initialize_carries_extensions_but_not_the_tasks_extension() -
     with_ui, without = seen[0], seen[-1]
     assert with_ui["extensions"] == {UI_EXTENSION: {"mimeTypes": [APP_MIME_TYPE]}}
     assert "extensions" not in without  # a plain client's handshake is as before
+
+
+def test_a_tool_naming_a_view_nobody_serves_is_warned_about_once(caplog: pytest.LogCaptureFixture) -> None:
+    server = Server("forgetful")
+    server.add_tool(lambda: "x", name="shown", ui="ui://forgetful/missing.html")
+    server.ui_resource("ui://forgetful/other.html", PAGE)
+
+    async def main() -> None:
+        for _ in range(2):
+            client = await connect(server, ui=True)
+            await client.aclose()
+
+    with caplog.at_level("WARNING", logger="mcpkit.server"):
+        run(main())
+    warnings = [r.getMessage() for r in caplog.records if "no resource serves" in r.getMessage()]
+    assert warnings == ["tool 'shown' names the view ui://forgetful/missing.html, which no resource serves"]

@@ -115,6 +115,7 @@ class Server(ToolsAPI, AppsAPI, PromptsAPI):
             caps["extensions"] = {**caps.get("extensions", {}), **self._skills.capability()}
         if self._serves_apps:  # MCP Apps, declared in both eras as the extension says
             caps["extensions"] = {**caps.get("extensions", {}), UI_EXTENSION: {}}
+            self.warn_missing_views()
         return caps
 
     # -- subscriptions/listen (2026-07-28) ---------------------------------------------------------

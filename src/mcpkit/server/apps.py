@@ -25,13 +25,15 @@ What follows the spec (``modelcontextprotocol/ext-apps``, 2026-01-26):
 What the spec leaves to the server, decided here: a tool visible to the app only
 (``visibility=["app"]``) is left out of ``tools/list`` for clients that did not declare the
 extension; with no host to keep it from the model, they would offer the model a tool meant for a
-view. It stays callable by name.
+view. It stays callable by name. A tool naming a view that no resource serves is logged as a warning
+(once) when a client connects: tools and pages may be registered in any order.
 """
 
 from __future__ import annotations
 
 import asyncio
 import inspect
+import logging
 import os
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -44,6 +46,8 @@ from ._base import F
 from .resources import ResourcesAPI
 
 __all__ = ["AppsAPI", "Visibility", "tool_ui_meta"]
+
+logger = logging.getLogger("mcpkit.server")
 
 Visibility: TypeAlias = Literal["model", "app"]
 
@@ -102,6 +106,24 @@ HTMLSource: TypeAlias = str | os.PathLike[str]
 
 class AppsAPI(ResourcesAPI):
     """UI resources (:meth:`ui_resource`); tools name them with ``@server.tool(ui=...)``."""
+
+    #: Views named by tools but not served, already warned about (once each).
+    _warned_views: set[str] | None = None
+
+    def warn_missing_views(self) -> None:
+        """Log a warning for each view a tool names that no resource serves ("Resource MUST exist
+        on the server"). Tools and pages may be registered in any order, so this runs when a client
+        connects rather than at registration."""
+        warned = self._warned_views if self._warned_views is not None else set()
+        self._warned_views = warned
+        for registered in self._tools.values():
+            ui = (registered.wire.get("_meta") or {}).get("ui")
+            uri = ui.get("resourceUri") if isinstance(ui, dict) else None
+            if isinstance(uri, str) and uri not in warned and uri not in self._resources.fixed:
+                warned.add(uri)
+                logger.warning(
+                    "tool %r names the view %s, which no resource serves", registered.wire["name"], uri
+                )
 
     @overload
     def ui_resource(self, uri: str, html: HTMLSource, /, **options: Any) -> None: ...
