@@ -197,3 +197,8 @@ def test_a_missing_capability_names_the_option() -> None:
     assert called.returncode == 1
     assert called.stderr.endswith("(code -32021); offer roots with --root DIR\n")
     assert len(called.stderr.splitlines()) == 1
+
+
+def test_a_kind_the_server_does_not_offer_is_a_usage_error() -> None:
+    done = run_mcpkit("prompt", WEATHER, "summarize")
+    assert (done.returncode, done.stderr) == (2, "mcpkit: weather offers no prompts\n")

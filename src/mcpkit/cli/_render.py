@@ -217,7 +217,8 @@ class Output:
         repeat = _repeating_block(content, structured)
         if repeat is None:
             self.blocks(content, error=error)
-            self.text("structured content:", dim=True)
+            if content:
+                self.text("structured content:", dim=True)
             self.data(structured)
             return
         # The text block is the structured content serialised: show the value once, readably.

@@ -33,6 +33,12 @@ async def _list(client: Any, method: str, key: str) -> list[Any]:
     return [item for item in await list_all(client.request, method, key) if isinstance(item, dict)]
 
 
+def _require(client: Any, args: argparse.Namespace, capability: str) -> None:
+    """A usage error when the server does not offer *capability* at all (rather than its -32601)."""
+    if capability not in client.server_capabilities:
+        raise CliError(f"{_server_name(client, args)} offers no {capability}", USAGE)
+
+
 def _cmd_list(args: argparse.Namespace) -> int:
     from ._render import Output, first_line, signature
     from ._session import run_client
@@ -94,6 +100,7 @@ def _cmd_call(args: argparse.Namespace) -> int:
     out = Output(as_json=args.json, save=args.save)
 
     async def action(client: Any, feedback: Any) -> int:
+        _require(client, args, "tools")
         tools = await client.list_tools()  # also what the HTTP transport mirrors into Mcp-Param-* headers
         by_name = {tool.name: tool for tool in tools}
         check_name(args.tool, list(by_name), "tool", _server_name(client, args))
@@ -121,6 +128,7 @@ def _cmd_read(args: argparse.Namespace) -> int:
     out = Output(as_json=args.json, save=args.save)
 
     async def action(client: Any, feedback: Any) -> int:
+        _require(client, args, "resources")
         try:
             result = await client.request("resources/read", {"uri": args.uri}, on_progress=feedback.progress)
         except RPCError as exc:
@@ -161,6 +169,7 @@ def _cmd_prompt(args: argparse.Namespace) -> int:
     out = Output(as_json=args.json, save=args.save)
 
     async def action(client: Any, feedback: Any) -> int:
+        _require(client, args, "prompts")
         prompts = {str(p.get("name")): p for p in await _list(client, "prompts/list", "prompts")}
         check_name(args.name, list(prompts), "prompt", _server_name(client, args))
         declared = [a for a in prompts[args.name].get("arguments") or [] if isinstance(a, dict)]
