@@ -455,6 +455,7 @@ def test_an_unread_post_stream_holds_its_own_handler_only_and_loses_nothing(serv
     try:
         time.sleep(3)  # time for an unbounded server to say it all
         grown = rss_mb(served.pid) - before
+        print(f"{era}: the server grew by {grown:.1f} MB")  # the figure SECURITY.md quotes (pytest -s)
         other = initialize(served.url)
         answer = session_post(served.url, other, tool_call(2, "nap", seconds=0), timeout=10)
         assert answer.status_code == 200 and final(answer)["result"]["content"][0]["text"] == "rested"
