@@ -6,6 +6,7 @@ End to end over stdio and HTTP in both eras: ``tests/e2e/test_elicit_e2e.py``.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import datetime
 import enum
@@ -20,7 +21,8 @@ import msgspec
 import pydantic
 import pytest
 
-from mcpkit import ElicitationContentError, ElicitResult, ToolError, elicitation_form
+from mcpkit import Client, Context, ElicitationContentError, ElicitResult, Server, ToolError, elicitation_form
+from mcpkit.transports.memory import memory_pair
 from tests.conftest import ROOT, requires_spec
 
 
@@ -269,3 +271,40 @@ def test_mypy_infers_the_answer_type(tmp_path: Path) -> None:
         '"typed_elicit.Booking | None"',
         '"dict[str, Any] | None"',
     ], out
+
+
+def test_a_bad_form_fails_the_call_before_asking() -> None:
+    """In a tool, the TypeError comes before the client is asked anything (it names the field)."""
+    server = Server("bad-forms")
+    asked: list[dict[str, Any]] = []
+
+    @server.tool
+    async def nested(ctx: Context) -> str:
+        await ctx.elicit("?", Nested)
+        return "asked"
+
+    @server.tool
+    async def generic(ctx: Context) -> str:
+        await ctx.elicit("?", list[int])  # type: ignore[call-overload]
+        return "asked"
+
+    async def user(params: dict[str, Any]) -> ElicitResult[Any]:
+        asked.append(params)
+        return ElicitResult(action="decline")
+
+    async def main() -> list[str]:
+        ours, theirs = memory_pair()
+        serving = asyncio.ensure_future(server.serve(theirs))
+        texts = []
+        async with Client(ours, elicitation=user) as client:
+            for name in ("nested", "generic"):
+                result = await client.call_tool(name, {})
+                assert result.is_error is True
+                texts.append(str(result.content[0].text))  # type: ignore[union-attr]
+        await serving
+        return texts
+
+    nested_text, generic_text = asyncio.run(main())
+    assert "field 'point'" in nested_text
+    assert "not list" in generic_text
+    assert asked == []

@@ -247,7 +247,8 @@ class Context:
             MethodNotFound: elicitation does not exist in the request's revision (before 2025-06-18).
             MissingClientCapability: the client did not declare ``elicitation`` (-32021).
         """
-        form = elicitation_form(schema) if isinstance(schema, type) else None  # TypeError before asking
+        # A class becomes a form (TypeError, before asking, for one that cannot); a dict is sent as is.
+        form = elicitation_form(schema) if schema is not None and not isinstance(schema, dict) else None
         if not self.scope.has("elicitation"):
             raise MethodNotFound(f"elicitation does not exist in protocol revision {self.scope.version}")
         self._require("elicitation")
