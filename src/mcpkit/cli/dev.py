@@ -18,6 +18,9 @@ def _cmd_dev(args: argparse.Namespace) -> int:
         location = args.server.partition(":")[0]
         if not Path(location).is_file():
             raise SystemExit(f"mcpkit: no such file: {location}")
+    for path in args.watch:
+        if not Path(path).exists():
+            raise SystemExit(f"mcpkit: nothing to watch at {path}")
     run(
         args.server,
         port=args.port,

@@ -73,9 +73,12 @@ def _watcher(paths: list[Path]) -> Callable[[InspectorApp], Awaitable[None]]:
     async def watch(app: InspectorApp) -> None:
         from watchfiles import PythonFilter, awatch
 
-        async for changes in awatch(*paths, watch_filter=PythonFilter()):
-            files = sorted({Path(path).name for _, path in changes})
-            print(f"mcpkit dev: {', '.join(files)} changed; reloading", file=sys.stderr, flush=True)
-            app.reload(files)
+        try:
+            async for changes in awatch(*paths, watch_filter=PythonFilter()):
+                files = sorted({Path(path).name for _, path in changes})
+                print(f"mcpkit dev: {', '.join(files)} changed; reloading", file=sys.stderr, flush=True)
+                app.reload(files)
+        except Exception as exc:  # the inspector keeps serving; only reloading is lost
+            print(f"mcpkit dev: stopped watching the files: {exc}", file=sys.stderr, flush=True)
 
     return watch

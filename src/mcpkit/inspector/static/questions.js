@@ -53,9 +53,16 @@ function elicitation(params, reply) {
     h("button", { type: "button", id: "elicit-cancel", onclick: () => reply({ result: { action: "cancel" } }) }, "Cancel"));
   const head = [h("h2", {}, "The server asks"), h("p", { class: "message" }, params.message || "")];
   if (params.mode === "url") {
-    const link = h("a", { href: params.url, target: "_blank", rel: "noopener noreferrer" }, params.url);
-    return h("div", { class: "question elicitation" }, ...head, h("p", {}, "It wants you to visit: ", link),
-      buttons(() => { window.open(params.url, "_blank", "noopener,noreferrer"); reply({ result: { action: "accept" } }); }));
+    // Only web addresses are offered: a javascript: or data: URL from a server must not run here.
+    const url = String(params.url || "");
+    const safe = /^https?:\/\//i.test(url);
+    const shown = safe ? h("a", { href: url, target: "_blank", rel: "noopener noreferrer" }, url) : h("code", {}, url);
+    return h("div", { class: "question elicitation" }, ...head, h("p", {}, "It wants you to visit: ", shown),
+      safe ? null : h("p", { class: "problem" }, "Not a web address: it will not be opened."),
+      buttons(() => {
+        if (safe) window.open(url, "_blank", "noopener,noreferrer");
+        reply({ result: { action: safe ? "accept" : "decline" } });
+      }));
   }
   const form = schemaForm(params.requestedSchema || {});
   const problem = h("p", { class: "problem" });

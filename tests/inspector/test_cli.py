@@ -1,0 +1,79 @@
+"""``mcpkit dev`` as a command: the browser it opens, and the mistakes it reports."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from ..conftest import ROOT, free_port
+
+pytestmark = pytest.mark.e2e
+
+
+def _dev(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "mcpkit", "dev", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
+
+
+def test_a_missing_file_or_watch_path_is_reported() -> None:
+    missing = _dev("no_such_server.py", "--no-browser")
+    assert missing.returncode == 1
+    assert "mcpkit: no such file: no_such_server.py" in missing.stderr
+    nothing = _dev("examples/weather.py", "--watch", "/no/such/folder", "--no-browser")
+    assert nothing.returncode == 1
+    assert "nothing to watch at /no/such/folder" in nothing.stderr
+
+
+def test_a_port_in_use_is_reported() -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        result = _dev("examples/weather.py", "--no-browser", "--port", str(port))
+    assert result.returncode == 1
+    assert f"cannot listen on 127.0.0.1:{port}" in result.stderr
+
+
+def test_the_browser_is_opened_on_the_tokened_address(tmp_path: Path) -> None:
+    # Python's webbrowser module runs $BROWSER with the address: a script that writes it down.
+    opened = tmp_path / "opened.txt"
+    browser = tmp_path / "browser.sh"
+    browser.write_text(f'#!/bin/sh\nprintf "%s" "$1" > "{opened}"\n')
+    browser.chmod(0o755)
+    port = free_port()
+    env = {**os.environ, "BROWSER": str(browser), "PYTHONUNBUFFERED": "1"}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "mcpkit", "dev", "examples/weather.py", "--port", str(port)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=env,
+    )
+    try:
+        assert process.stdout is not None
+        printed = process.stdout.readline()
+        deadline = time.monotonic() + 30
+        while not (opened.exists() and opened.read_text()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        url = opened.read_text()
+        assert url.startswith(f"http://127.0.0.1:{port}/?token=")
+        assert len(url.rsplit("=", 1)[1]) >= 32  # 24 random bytes, base64url
+        assert url in printed
+    finally:
+        process.terminate()
+        process.wait(timeout=15)
+        if process.stdout is not None:
+            process.stdout.close()
