@@ -64,6 +64,8 @@ class Client(SkillCalls, ClientCore):
         stderr: where the spawned server's stderr goes (default: ours; ``subprocess.DEVNULL`` to drop it).
         headers: HTTP headers sent with every request to a URL target (``Authorization``, say);
             the protocol's own (``Mcp-Session-Id``, ``MCP-Protocol-Version``...) are refused.
+        auth: an :class:`httpx.Auth` for every HTTP request: ``OAuth(...)``
+            (:mod:`mcpkit.client.auth`) runs the MCP authorization flow when the server answers 401.
         extensions: extension capabilities to declare (``{"io.modelcontextprotocol/ui": {...}}``),
             in both eras (``capabilities.extensions`` of ``initialize``, or of each request's ``_meta``).
         ui: declare MCP Apps views (``io.modelcontextprotocol/ui``, ``text/html;profile=mcp-app``):

@@ -29,7 +29,7 @@ import json
 import shlex
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import IO, Any, Final
+from typing import IO, TYPE_CHECKING, Any, Final
 
 import msgspec
 
@@ -47,6 +47,9 @@ from ..session import Peer
 from ..transports.base import Transport
 from ..types import Implementation
 from .callbacks import handshake_capabilities
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = [
     "Agreement",
@@ -89,14 +92,16 @@ async def open_transport(
     cwd: str | None,
     stderr: int | IO[bytes] | None,
     headers: dict[str, str] | None = None,
+    auth: httpx.Auth | None = None,
 ) -> Transport:
-    """A Streamable HTTP transport for a URL (sending *headers* with every request), a spawned
+    """A Streamable HTTP transport for a URL (sending *headers* with every request, authorized by
+    *auth*, an :class:`httpx.Auth` such as :class:`~mcpkit.client.auth.OAuth`), a spawned
     process for a command line (a string split as a shell would, or a list of arguments), or
     *target* itself if it is a transport."""
     if is_url(target):
         from ..transports.http_client import HTTPClientTransport  # httpx only for HTTP
 
-        return HTTPClientTransport(str(target), headers=headers)
+        return HTTPClientTransport(str(target), headers=headers, auth=auth)
     if isinstance(target, str):
         command = shlex.split(target)
     elif isinstance(target, (list, tuple)):
@@ -108,11 +113,13 @@ async def open_transport(
     return await StdioClientTransport.spawn(command, env=env, cwd=cwd, stderr=stderr)
 
 
-async def open_legacy_sse(url: str, headers: dict[str, str] | None = None) -> Transport:
+async def open_legacy_sse(
+    url: str, headers: dict[str, str] | None = None, auth: httpx.Auth | None = None
+) -> Transport:
     """The 2024-11-05 HTTP+SSE transport at *url*, once its ``endpoint`` event has arrived."""
     from ..transports.sse_client import SSEClientTransport
 
-    transport = SSEClientTransport(url, headers=headers)
+    transport = SSEClientTransport(url, headers=headers, auth=auth)
     await transport.open()
     return transport
 

@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Iterator, Sequence
-from typing import IO, Any, Final, Self
+from typing import IO, TYPE_CHECKING, Any, Final, Self
 
 import msgspec
 
@@ -41,6 +41,9 @@ from .connect import (
 )
 from .exchange import Progress, ProgressCallback, await_answer, check_result_type, follow_task, retry_params
 from .subscriptions import Subscriptions
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = ["ClientCore", "LogCallback", "NotificationCallback"]
 
@@ -90,6 +93,7 @@ class ClientCore:
         cwd: str | None = None,
         stderr: int | IO[bytes] | None = None,
         headers: dict[str, str] | None = None,
+        auth: httpx.Auth | None = None,
         extensions: dict[str, dict[str, Any]] | None = None,
         ui: bool = False,
     ) -> None:
@@ -135,6 +139,7 @@ class ClientCore:
         self._cwd = cwd
         self._stderr = stderr
         self._headers = _user_headers(headers)
+        self._auth = auth
         self._transport: Transport | None = None
         self._peer: Peer | None = None
         self._reader: asyncio.Task[None] | None = None
@@ -177,7 +182,12 @@ class ClientCore:
         :mod:`mcpkit.client.connect`)."""
         try:
             transport = await open_transport(
-                self._target, env=self._env, cwd=self._cwd, stderr=self._stderr, headers=self._headers
+                self._target,
+                env=self._env,
+                cwd=self._cwd,
+                stderr=self._stderr,
+                headers=self._headers,
+                auth=self._auth,
             )
             probe = self._attach(transport)
             try:
@@ -198,7 +208,7 @@ class ClientCore:
                 # "If it fails with an HTTP 4xx status code ... issue a GET request to the server URL,
                 # expecting ... an SSE stream" of the 2024-11-05 HTTP+SSE transport.
                 await self.aclose()
-                self._attach(await open_legacy_sse(str(self._target), self._headers))
+                self._attach(await open_legacy_sse(str(self._target), self._headers, self._auth))
                 with self._naming_exit():
                     agreement = await self._initialize(legacy_sse_version(self._forced))
         except BaseException:

@@ -47,13 +47,21 @@ class _StreamState:
 
 
 class HTTPClientTransport:
-    """Talks to the MCP endpoint at *url*."""
+    """Talks to the MCP endpoint at *url*, authorizing requests with *auth* if given."""
 
     def __init__(
-        self, url: str, *, headers: dict[str, str] | None = None, timeout: float | None = None
+        self,
+        url: str,
+        *,
+        headers: dict[str, str] | None = None,
+        timeout: float | None = None,
+        auth: httpx.Auth | None = None,
     ) -> None:
         self.url = url
-        self._http = httpx.AsyncClient(headers=headers, timeout=httpx.Timeout(timeout, connect=10.0))
+        # *auth* (an OAuth flow, say) is httpx's business: every request goes through it.
+        self._http = httpx.AsyncClient(
+            headers=headers, timeout=httpx.Timeout(timeout, connect=10.0), auth=auth
+        )
         self._inbox: asyncio.Queue[bytes | None] = asyncio.Queue()
         self._posts: dict[Any, asyncio.Task[None]] = {}
         self._tasks: set[asyncio.Task[None]] = set()

@@ -27,11 +27,16 @@ class SSEClientTransport:
     """Talks to an HTTP+SSE server whose event stream is at *url*."""
 
     def __init__(
-        self, url: str, *, headers: dict[str, str] | None = None, endpoint_timeout: float = 10.0
+        self,
+        url: str,
+        *,
+        headers: dict[str, str] | None = None,
+        endpoint_timeout: float = 10.0,
+        auth: httpx.Auth | None = None,
     ) -> None:
         self.url = url
         self.endpoint_timeout = endpoint_timeout
-        self._http = httpx.AsyncClient(headers=headers, timeout=httpx.Timeout(None, connect=10.0))
+        self._http = httpx.AsyncClient(headers=headers, timeout=httpx.Timeout(None, connect=10.0), auth=auth)
         self._inbox: asyncio.Queue[bytes | None] = asyncio.Queue()
         self._endpoint: asyncio.Future[str] = asyncio.get_running_loop().create_future()
         self._stream: asyncio.Task[None] | None = None

@@ -1,0 +1,506 @@
+""":class:`OAuth`: the MCP authorization flow as an :class:`httpx.Auth`, so transports stay ignorant.
+
+Every request to the MCP server goes through :meth:`OAuth.async_auth_flow`, which adds the token and
+reacts to what comes back:
+
+* **401**: discover (the challenge, Protected Resource Metadata, authorization server metadata),
+  refresh if a refresh token from that same server is at hand, else obtain tokens afresh (the
+  grant: a user's consent by the authorization code flow, or a machine grant), then send again;
+* **403 ``insufficient_scope``**: step up: authorize again for the union of the scopes asked so far
+  and the challenged ones, at most ``max_step_ups`` times for one request;
+* **``use_dpop_nonce``**: send again with a proof carrying the server's nonce.
+
+One change of tokens at a time: requests that meet a 401 or an expired token while another is
+refreshing wait for that refresh under one lock and then use its result, rather than each
+refreshing (a refresh token can be single-use, so racing refreshes would log the user out).
+Tokens are only ever sent to the origin of the MCP server they were obtained for.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import secrets
+import time
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from typing import Final
+from urllib.parse import urlsplit
+
+import httpx
+
+from .credentials import ClientIdentity, DPoPKey, choose_auth_method
+from .discovery import (
+    AuthServer,
+    Challenge,
+    ProtectedResource,
+    canonical_resource,
+    fetch_as_metadata,
+    fetch_protected_resource,
+    origin_of,
+    parse_challenge,
+    same_issuer,
+)
+from .errors import OAuthError
+from .flow import authorization_url, check_response, pkce_pair, register, same_redirect
+from .grants import (
+    ClientCredentials,
+    Grant,
+    IdentityAssertion,
+    JWTBearer,
+    Tokens,
+    jwt_bearer_form,
+    token_request,
+)
+from .redirect import Interactive, LoopbackRedirect
+from .store import MemoryTokenStore, TokenStore
+
+__all__ = ["OAuth"]
+
+#: Where the authorization server is told to send the user back when an *interactive* hook (not the
+#: loopback listener) takes the redirect.
+DEFAULT_REDIRECT_URI: Final = "http://127.0.0.1/callback"
+#: A failed authorization is not tried again at once: the era probe and the fallback ``initialize``
+#: that follows it would otherwise send the user to the browser twice for one refusal.
+_FAILURE_MEMORY: Final = 10.0
+
+
+class _Context:
+    """What discovery found for one MCP server."""
+
+    __slots__ = ("prm", "resource", "server")
+
+    def __init__(self, resource: str, server: AuthServer, prm: ProtectedResource | None) -> None:
+        self.resource = resource
+        self.server = server
+        self.prm = prm
+
+
+class OAuth(httpx.Auth):
+    """Authorization for one MCP server: ``Client(url, auth=OAuth(...))``.
+
+    With no arguments it is a public client for a user: it registers itself (a Client ID Metadata
+    Document if ``client_metadata_url`` is given and the server supports it, else dynamic
+    registration), opens the browser on the authorization URL and takes the redirect on a loopback
+    port.
+
+    Args:
+        client_id: a pre-registered client id (used first); with ``client_secret`` or ``private_key``
+            (PEM, for ``private_key_jwt`` signed with ``signing_alg``) when the client is confidential.
+        issuer: the authorization server the pre-registered credentials belong to; they are never
+            presented to another (when unset, to whichever the server names).
+        client_metadata_url: the HTTPS URL of this client's metadata document, used as its client id
+            where the authorization server advertises ``client_id_metadata_document_supported``.
+        scope: the scopes to ask for (default: the challenge's, else the server's ``scopes_supported``,
+            else none).
+        grant: a machine grant instead of a user: :class:`ClientCredentials`, :class:`JWTBearer`,
+            :class:`IdentityAssertion`.
+        interactive: ``async fn(authorization_url) -> redirect URL`` to show the user the page and
+            return where the browser was sent (default: a :class:`LoopbackRedirect`).
+        redirect_uri: where the authorization server sends the user back (with *interactive*; for the
+            loopback listener its port, if any, is the one to listen on).
+        open_browser: launch the browser (else print the URL and wait for the redirect).
+        store: where tokens and registrations are kept (default: memory).
+        dpop: bind tokens to a key with DPoP (RFC 9449): ``None`` when the authorization server
+            advertises it, ``True`` always, ``False`` never.
+        offline_access: ask for ``offline_access`` (refresh tokens) when the authorization server lists
+            it in ``scopes_supported``.
+        max_step_ups: how many times one request may re-authorize for more scope.
+    """
+
+    requires_request_body = False
+    requires_response_body = False
+
+    def __init__(
+        self,
+        *,
+        client_id: str | None = None,
+        client_secret: str | None = None,
+        private_key: str | None = None,
+        signing_alg: str = "ES256",
+        issuer: str | None = None,
+        client_metadata_url: str | None = None,
+        client_name: str = "mcpkit",
+        scope: str | Sequence[str] | None = None,
+        grant: Grant | None = None,
+        interactive: Interactive | None = None,
+        redirect_uri: str | None = None,
+        open_browser: bool = True,
+        store: TokenStore | None = None,
+        dpop: bool | None = None,
+        offline_access: bool = True,
+        max_step_ups: int = 2,
+        timeout: float = 30.0,
+    ) -> None:
+        self.client_id = client_id
+        self.client_secret = client_secret
+        self.private_key = private_key
+        self.signing_alg = signing_alg
+        self.issuer = issuer
+        self.client_metadata_url = client_metadata_url
+        self.client_name = client_name
+        self.scope = scope if scope is None or isinstance(scope, str) else " ".join(scope)
+        self.grant = grant
+        self.interactive = interactive
+        self.redirect_uri = redirect_uri
+        self.open_browser = open_browser
+        self.store: TokenStore = store if store is not None else MemoryTokenStore()
+        self.dpop = dpop
+        self.offline_access = offline_access
+        self.max_step_ups = max_step_ups
+        self.timeout = timeout
+        #: The MCP server this instance authorizes for: the first URL it sees, unless given.
+        self.server_url: str | None = None
+        self._tokens: Tokens | None = None
+        self._loaded = False
+        self._context: _Context | None = None
+        self._requested: list[str] = []
+        self._lock = asyncio.Lock()
+        self._dpop_key: DPoPKey | None = None
+        self._nonces: dict[str, str] = {}
+        self._failure: tuple[float, OAuthError] | None = None
+
+    # -- the httpx side ----------------------------------------------------------------------------
+
+    async def async_auth_flow(self, request: httpx.Request) -> AsyncGenerator[httpx.Request, httpx.Response]:
+        if self.server_url is None:
+            self.server_url = canonical_resource(str(request.url))
+        if origin_of(str(request.url)) != origin_of(self.server_url):
+            yield request  # another origin never sees this server's tokens
+            return
+        version = request.headers.get("mcp-protocol-version")
+        used = self._sign(request, await self._current())
+        response = yield request
+        reauthorized = step_ups = nonce_retries = 0
+        while True:
+            self._take_nonce(request, response)
+            if response.status_code not in (401, 403):
+                return
+            challenge = parse_challenge(response.headers)
+            if (
+                challenge.error == "use_dpop_nonce"
+                and used is not None
+                and used.is_dpop
+                and nonce_retries < 2
+            ):
+                nonce_retries += 1  # RFC 9449 section 9: the same request, a proof with the nonce
+            elif response.status_code == 401 and reauthorized < 2:
+                reauthorized += 1
+                await self._reauthorize(version, challenge, used, step_up=False)
+            elif (
+                response.status_code == 403
+                and challenge.error == "insufficient_scope"
+                and step_ups < self.max_step_ups
+            ):
+                step_ups += 1
+                await self._reauthorize(version, challenge, used, step_up=True)
+            else:
+                return
+            used = self._sign(request, self._tokens)
+            response = yield request
+
+    def _sign(self, request: httpx.Request, tokens: Tokens | None) -> Tokens | None:
+        if tokens is None:
+            return None
+        if tokens.is_dpop and self._dpop_key is not None:
+            request.headers["Authorization"] = f"DPoP {tokens.access_token}"
+            request.headers["DPoP"] = self._dpop_key.proof(
+                request.method,
+                str(request.url),
+                access_token=tokens.access_token,
+                nonce=self._nonces.get(origin_of(str(request.url))),
+            )
+        else:
+            request.headers["Authorization"] = f"Bearer {tokens.access_token}"
+        return tokens
+
+    def _take_nonce(self, request: httpx.Request, response: httpx.Response) -> None:
+        nonce = response.headers.get("dpop-nonce")
+        if nonce and self._dpop_key is not None:
+            self._nonces[origin_of(str(request.url))] = nonce
+
+    # -- tokens ------------------------------------------------------------------------------------
+
+    @property
+    def _tokens_key(self) -> str:
+        return f"tokens {self.server_url}"
+
+    async def _current(self) -> Tokens | None:
+        """The tokens to send: loaded from the store the first time, refreshed first when expired."""
+        if not self._loaded:
+            async with self._lock:
+                if not self._loaded:
+                    await self._load()
+        tokens = self._tokens
+        if tokens is not None and tokens.expired() and tokens.refresh_token:
+            async with self._lock:
+                if self._tokens is tokens:  # nobody refreshed while this request waited
+                    with contextlib.suppress(OAuthError):
+                        async with self._http() as http:
+                            context = self._context or await self._discover(http, None, Challenge())
+                            await self._keep(await self._refresh(http, context, tokens))
+        return self._tokens
+
+    async def _load(self) -> None:
+        stored = await self.store.get(self._tokens_key)
+        tokens = Tokens.from_json(stored) if stored else None
+        # A DPoP-bound token is worthless without its key, which is not kept between runs.
+        if (
+            tokens is not None
+            and tokens.dpop_jkt is not None
+            and (self._dpop_key is None or self._dpop_key.thumbprint != tokens.dpop_jkt)
+        ):
+            tokens = None
+        self._tokens = tokens
+        if tokens is not None and tokens.scope:
+            self._requested = tokens.scope.split()
+        self._loaded = True
+
+    async def _keep(self, tokens: Tokens) -> None:
+        self._tokens = tokens
+        await self.store.set(self._tokens_key, tokens.to_json())
+
+    async def _reauthorize(
+        self, version: str | None, challenge: Challenge, used: Tokens | None, *, step_up: bool
+    ) -> None:
+        async with self._lock:
+            if self._tokens is not used and self._tokens is not None:
+                return  # another request got new tokens while this one waited: try those
+            if self._failure is not None and time.monotonic() - self._failure[0] < _FAILURE_MEMORY:
+                raise self._failure[1]
+            try:
+                async with self._http() as http:
+                    context = await self._discover(http, version, challenge)
+                    if (
+                        not step_up
+                        and used is not None
+                        and used.refresh_token
+                        and used.issuer == context.server.issuer
+                    ):
+                        with contextlib.suppress(OAuthError):
+                            await self._keep(await self._refresh(http, context, used))
+                            return
+                    scope = self._scope_for(context, challenge, version)
+                    await self._keep(await self._obtain(http, context, scope, version))
+                    self._failure = None
+            except OAuthError as exc:
+                self._failure = (time.monotonic(), exc)
+                raise
+
+    def _http(self) -> httpx.AsyncClient:
+        return httpx.AsyncClient(timeout=self.timeout, follow_redirects=False)
+
+    async def _discover(self, http: httpx.AsyncClient, version: str | None, challenge: Challenge) -> _Context:
+        assert self.server_url is not None
+        prm = await fetch_protected_resource(http, self.server_url, challenge, version)
+        if prm is not None:
+            servers = prm.authorization_servers
+            issuer = next((s for s in servers if self.issuer and same_issuer(s, self.issuer)), servers[0])
+            server = await fetch_as_metadata(http, issuer, version)
+            if server is None:
+                raise OAuthError(f"the authorization server {issuer} publishes no metadata")
+            context = _Context(prm.resource, server, prm)
+        else:  # 2025-03-26: the authorization base URL is the MCP URL without its path
+            base = origin_of(self.server_url)
+            server = await fetch_as_metadata(http, base, version) or AuthServer.defaults(base)
+            context = _Context(self.server_url, server, None)
+        self._context = context
+        return context
+
+    def _scope_for(self, context: _Context, challenge: Challenge, version: str | None) -> str | None:
+        """The scope strategy: the challenge's scopes (added to those asked for before: a step up
+        keeps what was granted), else the ones the user gave, else ``scopes_supported``, else none."""
+        if challenge.scopes:
+            wanted = list(dict.fromkeys([*self._requested, *challenge.scopes]))
+        elif self.scope:
+            wanted = self.scope.split()
+        elif context.prm is not None and context.prm.scopes_supported:
+            wanted = list(context.prm.scopes_supported)
+        else:
+            wanted = list(self._requested)
+        self._requested = list(wanted)
+        offered = context.server.scopes_supported or []
+        if (
+            self.grant is None
+            and self.offline_access
+            and "offline_access" in offered
+            and "offline_access" not in wanted
+        ):
+            wanted.append("offline_access")  # SEP-2207: only where the server lists it
+        return " ".join(wanted) or None
+
+    # -- grants ------------------------------------------------------------------------------------
+
+    def _dpop_for(self, server: AuthServer) -> DPoPKey | None:
+        wanted = (
+            self.dpop
+            if self.dpop is not None
+            else server.supports("dpop_signing_alg_values_supported", "ES256")
+        )
+        if not wanted:
+            return None
+        if self._dpop_key is None:
+            self._dpop_key = DPoPKey()
+        return self._dpop_key
+
+    def _preregistered(self, server: AuthServer) -> ClientIdentity | None:
+        if self.client_id is None or (
+            self.issuer is not None and not same_issuer(server.issuer, self.issuer)
+        ):
+            return None
+        return ClientIdentity(self.client_id, self.client_secret, None, self.private_key, self.signing_alg)
+
+    def _methods(self, server: AuthServer) -> list[str] | None:
+        methods = server.raw.get("token_endpoint_auth_methods_supported")
+        return [m for m in methods if isinstance(m, str)] if isinstance(methods, list) else None
+
+    async def _obtain(
+        self, http: httpx.AsyncClient, context: _Context, scope: str | None, version: str | None
+    ) -> Tokens:
+        server, dpop = context.server, self._dpop_for(context.server)
+        grant = self.grant
+        if grant is None:
+            return await self._authorization_code(http, context, scope, version, dpop)
+        identity = self._preregistered(server)
+        if isinstance(grant, ClientCredentials):
+            if identity is None:
+                raise OAuthError("the client credentials grant needs client_id (and a secret or key)")
+            form = {"grant_type": "client_credentials", "resource": context.resource}
+            if scope:
+                form["scope"] = scope
+        else:
+            assert isinstance(grant, (JWTBearer, IdentityAssertion))
+            form = await jwt_bearer_form(
+                http, grant, issuer=server.issuer, resource=context.resource, scope=scope
+            )
+        method = choose_auth_method(identity, self._methods(server)) if identity else "none"
+        return await token_request(
+            http, server, form, identity=identity, method=method, dpop=dpop, nonces=self._nonces
+        )
+
+    async def _authorization_code(
+        self,
+        http: httpx.AsyncClient,
+        context: _Context,
+        scope: str | None,
+        version: str | None,
+        dpop: DPoPKey | None,
+    ) -> Tokens:
+        server = context.server
+        if server.authorization_endpoint is None:
+            raise OAuthError(f"{server.issuer} has no authorization endpoint")
+        # 2025-11-25 on: absent code_challenge_methods_supported means no PKCE, and clients "MUST refuse".
+        if (
+            server.discovered
+            and not server.supports("code_challenge_methods_supported", "S256")
+            and (version is None or version >= "2025-11-25")
+        ):
+            raise OAuthError(f"{server.issuer} does not advertise PKCE with S256: refusing to proceed")
+        verifier, challenge = pkce_pair()
+        state = secrets.token_urlsafe(24)
+        async with self._redirect() as (redirect_uri, complete):
+            identity = await self._identity(http, server, redirect_uri)
+            url = authorization_url(
+                server,
+                client_id=identity.client_id,
+                redirect_uri=redirect_uri,
+                code_challenge=challenge,
+                state=state,
+                scope=scope,
+                resource=context.resource,
+            )
+            answer = await complete(url)
+        code = check_response(answer, state=state, server=server)
+        form = {
+            "grant_type": "authorization_code",
+            "code": code,
+            "redirect_uri": redirect_uri,
+            "code_verifier": verifier,
+            "resource": context.resource,
+        }
+        method = choose_auth_method(identity, self._methods(server))
+        return await token_request(
+            http, server, form, identity=identity, method=method, dpop=dpop, nonces=self._nonces
+        )
+
+    @contextlib.asynccontextmanager
+    async def _redirect(self) -> AsyncIterator[tuple[str, Interactive]]:
+        if self.interactive is not None:
+            yield self.redirect_uri or DEFAULT_REDIRECT_URI, self.interactive
+            return
+        parts = urlsplit(self.redirect_uri or "")
+        listener = LoopbackRedirect(
+            port=parts.port or 0, path=parts.path or "/callback", open_browser=self.open_browser
+        )
+        async with listener.listening() as pair:
+            yield pair
+
+    async def _identity(
+        self, http: httpx.AsyncClient, server: AuthServer, redirect_uri: str
+    ) -> ClientIdentity:
+        """Who to be at *server*, in the spec's order: pre-registered, a Client ID Metadata Document,
+        a registration made earlier with this server, a new dynamic registration."""
+        identity = self._preregistered(server)
+        if identity is not None:
+            return identity
+        if self.client_metadata_url and server.raw.get("client_id_metadata_document_supported") is True:
+            method = "private_key_jwt" if self.private_key else "none"
+            return ClientIdentity(self.client_metadata_url, None, method, self.private_key, self.signing_alg)
+        key = f"client {server.issuer}"
+        stored = await self.store.get(key)
+        if (
+            stored
+            and isinstance(stored.get("client_id"), str)
+            and any(same_redirect(uri, redirect_uri) for uri in stored.get("redirect_uris", []))
+        ):
+            return ClientIdentity(stored["client_id"], stored.get("client_secret"), stored.get("auth_method"))
+        identity = await register(http, server, redirect_uri=redirect_uri, client_name=self.client_name)
+        await self.store.set(
+            key, {**identity.to_json(), "redirect_uris": [redirect_uri], "issuer": server.issuer}
+        )
+        return identity
+
+    async def _known_identity(self, server: AuthServer) -> ClientIdentity | None:
+        """The identity to refresh with: never a new registration."""
+        identity = self._preregistered(server)
+        if identity is not None:
+            return identity
+        if self.client_metadata_url and server.raw.get("client_id_metadata_document_supported") is True:
+            return ClientIdentity(self.client_metadata_url, None, "none")
+        stored = await self.store.get(f"client {server.issuer}")
+        if stored and isinstance(stored.get("client_id"), str):
+            return ClientIdentity(stored["client_id"], stored.get("client_secret"), stored.get("auth_method"))
+        return None
+
+    async def _refresh(self, http: httpx.AsyncClient, context: _Context, tokens: Tokens) -> Tokens:
+        assert tokens.refresh_token is not None
+        server = context.server
+        if tokens.issuer is not None and tokens.issuer != server.issuer:
+            raise OAuthError("the refresh token belongs to another authorization server")
+        identity = await self._known_identity(server)
+        form = {
+            "grant_type": "refresh_token",
+            "refresh_token": tokens.refresh_token,
+            "resource": context.resource,
+        }
+        method = choose_auth_method(identity, self._methods(server)) if identity else "none"
+        fresh = await token_request(
+            http,
+            server,
+            form,
+            identity=identity,
+            method=method,
+            dpop=self._dpop_for(server),
+            nonces=self._nonces,
+        )
+        if fresh.refresh_token is None:  # the server kept the old one valid (no rotation)
+            fresh.refresh_token = tokens.refresh_token
+        if fresh.scope is None:
+            fresh.scope = tokens.scope
+        return fresh
+
+    async def logout(self) -> None:
+        """Forget this server's tokens, here and in the store."""
+        async with self._lock:
+            self._tokens = None
+            if self.server_url is not None:
+                await self.store.delete(self._tokens_key)
