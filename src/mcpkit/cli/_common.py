@@ -113,8 +113,8 @@ def _unquoted(value: str) -> str:
     return value
 
 
-def add_target_options(cmd: argparse.ArgumentParser) -> None:
-    """TARGET and the options every client command takes."""
+def add_target_options(cmd: argparse.ArgumentParser) -> Any:
+    """TARGET and the options every client command takes; returns the "output" group, for more."""
     cmd.add_argument(
         "target",
         metavar="TARGET",
@@ -145,6 +145,7 @@ def add_target_options(cmd: argparse.ArgumentParser) -> None:
                            "JSON on its stdin, its stdout the reply (default: refuse)")  # fmt: skip
     asks.add_argument("--root", action="append", default=[], metavar="DIR",
                       help="offer this directory as a root (roots/list); repeatable")  # fmt: skip
+    return out
 
 
 def port(text: str) -> int:

@@ -196,6 +196,15 @@ def _cmd_prompt(args: argparse.Namespace) -> int:
     return run_client(args, action)
 
 
+_CALL_EXAMPLES = """\
+examples:
+  mcpkit call examples/weather.py get_weather location=Paris
+  mcpkit call examples/weather.py forecast location=Oslo days=2 --json
+  mcpkit call http://127.0.0.1:8000/mcp forecast '{"location": "Oslo", "days": 2}'
+  mcpkit call examples/travel.py plan_trip destination=Rome --sampling-command 'llm'
+"""
+
+
 def register(sub: Any) -> None:
     helps = {
         "tools": "list a server's tools",
@@ -210,29 +219,32 @@ def register(sub: Any) -> None:
     call = sub.add_parser(
         "call",
         help="call one tool and print the result",
-        description="Call a tool. Arguments are key=value words, typed by the tool's input schema (a "
-        "string takes the text as is, anything else is read as JSON; key:=JSON forces JSON), or one "
-        "JSON object.",
+        description="Call a tool and print its result.\n\n"
+        "Arguments are key=value words typed by the tool's input schema (a string property takes the\n"
+        "text as is; numbers, booleans, arrays and objects are read as JSON; key:=JSON is always\n"
+        "JSON), or one JSON object.",
+        epilog=_CALL_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    add_target_options(call)
-    call.add_argument("tool", metavar="TOOL")
+    output = add_target_options(call)
+    call.add_argument("tool", metavar="TOOL", help="the tool's name")
     call.add_argument(
         "arguments", nargs="*", default=[], metavar="KEY=VALUE", help="arguments, or one JSON object"
     )
-    call.add_argument("--save", metavar="DIR", help="write images, audio and blobs to files in DIR")
+    output.add_argument("--save", metavar="DIR", help="write images, audio and blobs to files in DIR")
     call.set_defaults(handler=_cmd_call)
     read = sub.add_parser("read", help="read a resource", description="Read a resource and print it.")
-    add_target_options(read)
-    read.add_argument("uri", metavar="URI")
-    read.add_argument("--save", metavar="DIR", help="write blobs to files in DIR")
+    output = add_target_options(read)
+    read.add_argument("uri", metavar="URI", help="the resource's URI")
+    output.add_argument("--save", metavar="DIR", help="write blobs to files in DIR")
     read.set_defaults(handler=_cmd_read)
     prompt = sub.add_parser(
         "prompt", help="get a prompt", description="Fill in a prompt and print its messages."
     )
-    add_target_options(prompt)
-    prompt.add_argument("name", metavar="NAME")
+    output = add_target_options(prompt)
+    prompt.add_argument("name", metavar="NAME", help="the prompt's name")
     prompt.add_argument(
         "arguments", nargs="*", default=[], metavar="KEY=VALUE", help="arguments, or one JSON object"
     )
-    prompt.add_argument("--save", metavar="DIR", help="write images, audio and blobs to files in DIR")
+    output.add_argument("--save", metavar="DIR", help="write images, audio and blobs to files in DIR")
     prompt.set_defaults(handler=_cmd_prompt)
