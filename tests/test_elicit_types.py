@@ -21,7 +21,16 @@ import msgspec
 import pydantic
 import pytest
 
-from mcpkit import Client, Context, ElicitationContentError, ElicitResult, Server, ToolError, elicitation_form
+from mcpkit import (
+    Client,
+    Context,
+    ElicitationContentError,
+    ElicitResult,
+    Server,
+    Titles,
+    ToolError,
+    elicitation_form,
+)
 from mcpkit.transports.memory import memory_pair
 from tests.conftest import ROOT, requires_spec
 
@@ -212,8 +221,61 @@ def test_older_revisions() -> None:
         elicitation_form(Order).requested_schema("2025-06-18")
 
 
+@dataclasses.dataclass
+class Titled:
+    size: Annotated[Literal["s", "l"], Titles(s="Small", l="Large")] = "s"
+    extras: Annotated[list[Literal["bag", "card"]], Titles({"bag": "A bag", "card": "A card"})] = (
+        dataclasses.field(default_factory=list)
+    )
+
+
+class TitledModel(pydantic.BaseModel):
+    size: Annotated[Literal["s", "l"], Titles(s="Small", l="Large")]
+
+
+def test_titled_choices() -> None:
+    form = elicitation_form(Titled)
+    assert form.schema["properties"] == {
+        "size": {
+            "type": "string",
+            "default": "s",
+            "oneOf": [{"const": "s", "title": "Small"}, {"const": "l", "title": "Large"}],  # as given
+        },
+        "extras": {
+            "type": "array",
+            "items": {"anyOf": [{"const": "bag", "title": "A bag"}, {"const": "card", "title": "A card"}]},
+        },
+    }
+    assert form.convert({"size": "l", "extras": ["card"]}) == Titled("l", ["card"])
+    model = elicitation_form(TitledModel)
+    assert model.schema["properties"]["size"]["oneOf"][1] == {"const": "l", "title": "Large"}
+    # 2025-06-18 has titles as enumNames beside enum.
+    assert model.requested_schema("2025-06-18")["properties"]["size"] == {
+        "type": "string",
+        "enum": ["s", "l"],
+        "enumNames": ["Small", "Large"],
+    }
+
+
+@dataclasses.dataclass
+class Untitled:
+    size: Annotated[Literal["s", "l"], Titles(s="Small")]
+
+
+@dataclasses.dataclass
+class NotAChoice:
+    n: Annotated[int, Titles(s="Small")]
+
+
+def test_titles_must_fit_the_choices() -> None:
+    with pytest.raises(TypeError, match=r"Untitled: field 'size': Titles must label every choice"):
+        elicitation_form(Untitled)
+    with pytest.raises(TypeError, match=r"NotAChoice: field 'n': Titles label choices"):
+        elicitation_form(NotAChoice)
+
+
 @requires_spec
-@pytest.mark.parametrize("tp", [Order, Person, Point, Signup])
+@pytest.mark.parametrize("tp", [Order, Person, Point, Signup, Titled])
 def test_forms_fit_the_spec_schema(tp: Any) -> None:
     """Each field is a PrimitiveSchemaDefinition of 2025-11-25 (checked key by key, as the schema has)."""
     schema = json.loads((ROOT.parent / "shared" / "spec" / "2025-11-25" / "schema.json").read_text())
@@ -226,6 +288,8 @@ def test_forms_fit_the_spec_schema(tp: Any) -> None:
             "BooleanSchema",
             "UntitledSingleSelectEnumSchema",
             "UntitledMultiSelectEnumSchema",
+            "TitledSingleSelectEnumSchema",
+            "TitledMultiSelectEnumSchema",
         )
     }
     for field, spec in elicitation_form(tp).schema["properties"].items():

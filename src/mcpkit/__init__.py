@@ -38,7 +38,7 @@ from ._errors import (
 )
 from ._headers import header
 from ._jsonrpc import ErrorResponse, Notification, Request, Response
-from ._signature_elicit import ElicitationContentError, ElicitationForm, elicitation_form
+from ._signature_elicit import ElicitationContentError, ElicitationForm, Titles, elicitation_form
 from ._versions import LATEST_HANDSHAKE_VERSION, LATEST_VERSION, SUPPORTED_VERSIONS, Era
 from .client import Client, Subscription
 from .context import Context
@@ -151,6 +151,7 @@ __all__ = [
     "TaskRunner",
     "TaskStore",
     "TextContent",
+    "Titles",
     "Tool",
     "ToolAnnotations",
     "ToolError",

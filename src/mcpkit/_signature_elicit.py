@@ -12,7 +12,9 @@ fields are primitives.
 * ``bool``;
 * a ``Literal`` of strings or a string ``Enum`` (a single choice), and from 2025-11-25 a ``list`` of
   one (a multiple choice, ``minItems``/``maxItems``);
-* each optionally with a default, a description and a title; ``X | None = None`` is an optional field.
+* each optionally with a default, a description and a title; ``X | None = None`` is an optional field;
+  ``Annotated[Literal[...], Titles(...)]`` gives each choice a label (2025-11-25's titled choices,
+  ``enumNames`` before).
 
 Anything else (a nested object, a union, a pattern, a strict bound) raises ``TypeError`` naming
 the field, when the form is first built, which :func:`elicitation_form` lets a server do at import.
@@ -45,9 +47,9 @@ import msgspec
 
 from ._errors import ToolError
 from ._signature_msgspec import MsgspecBuilder
-from ._signature_types import DEFS, involves_pydantic, rooted
+from ._signature_types import DEFS, involves_pydantic, rooted, walk
 
-__all__ = ["ElicitationContentError", "ElicitationForm", "elicitation_form"]
+__all__ = ["ElicitationContentError", "ElicitationForm", "Titles", "elicitation_form"]
 
 T = TypeVar("T")
 
@@ -64,6 +66,23 @@ _ALLOWED: Final = {
 _FORMATS: Final = frozenset({"email", "uri", "date", "date-time"})
 # Revisions before this one have no multiple choice, and a default only on booleans.
 _MULTI_SELECT_SINCE: Final = "2025-11-25"
+
+
+class Titles:
+    """Labels for the choices of a field: ``Annotated[Literal["s", "l"], Titles(s="Small", l="Large")]``
+    (or ``Titles({"x-l": "Extra large"})`` for values that are not names). Every choice needs one.
+
+    The form then offers titled choices: ``oneOf`` of ``const``/``title`` (``anyOf`` in the items of a
+    multiple choice) from 2025-11-25, ``enumNames`` beside ``enum`` in 2025-06-18.
+    """
+
+    __slots__ = ("titles",)
+
+    def __init__(self, titles: dict[str, str] | None = None, /, **more: str) -> None:
+        self.titles = {**(titles or {}), **more}
+
+    def __repr__(self) -> str:
+        return f"Titles({self.titles!r})"
 
 
 class ElicitationContentError(ToolError):
@@ -100,6 +119,10 @@ class ElicitationForm(Generic[T]):
         for field in schema["properties"].values():
             if field.get("type") != "boolean":
                 field.pop("default", None)
+            if "oneOf" in field:  # titled choices were enum and enumNames then
+                options = field.pop("oneOf")
+                field["enum"] = [option["const"] for option in options]
+                field["enumNames"] = [option["title"] for option in options]
         return schema
 
     def convert(self, content: Any) -> T:
@@ -151,6 +174,7 @@ def _form(tp: Any) -> ElicitationForm[Any]:
         convert = _msgspec_converter(tp)
     try:
         flat, multi = _flatten(schema)
+        _apply_titles(flat["properties"], _field_titles(tp))
     except TypeError as exc:
         raise TypeError(f"{name}: {exc}") from None
     return ElicitationForm(tp, flat, multi, convert)
@@ -217,6 +241,42 @@ def _primitive(field: str, spec: dict[str, Any], defs: dict[str, Any]) -> dict[s
     if kind == "string" and "format" in spec and spec["format"] not in _FORMATS:
         raise TypeError(f"field {field!r}: elicitation has no format {spec['format']!r}")
     return spec
+
+
+def _field_titles(tp: Any) -> dict[str, dict[str, str]]:
+    """The :class:`Titles` of each field of *tp* (pydantic keeps ``Annotated`` metadata on its fields)."""
+    found: dict[str, dict[str, str]] = {}
+    fields = getattr(tp, "model_fields", None)
+    if isinstance(fields, dict):
+        hints = {
+            name: typing.Annotated[(Any, *info.metadata)] for name, info in fields.items() if info.metadata
+        }
+    else:
+        hints = typing.get_type_hints(tp, include_extras=True)
+    for field, hint in hints.items():
+        for item in walk(hint, set()):
+            if isinstance(item, Titles):
+                found[field] = item.titles
+    return found
+
+
+def _apply_titles(properties: dict[str, Any], titles: dict[str, dict[str, str]]) -> None:
+    for field, labels in titles.items():
+        spec = properties.get(field, {})
+        target = spec.get("items", {}) if spec.get("type") == "array" else spec
+        values = target.get("enum")
+        if not isinstance(values, list):
+            raise TypeError(f"field {field!r}: Titles label choices, and this field has none")
+        if set(labels) != set(values):
+            raise TypeError(
+                f"field {field!r}: Titles must label every choice ({', '.join(values)}), no other"
+            )
+        options = [{"const": value, "title": title} for value, title in labels.items()]  # in the given order
+        del target["enum"]
+        if target is spec:
+            spec["oneOf"] = options
+        else:
+            spec["items"] = {"anyOf": options}
 
 
 def _add_time_formats(schema: dict[str, Any], tp: Any) -> None:

@@ -32,7 +32,7 @@ SERVER = textwrap.dedent("""
     import msgspec
     import pydantic
 
-    from mcpkit import Context, ElicitationContentError, Server
+    from mcpkit import Context, ElicitationContentError, Server, Titles
 
     server = Server("bookings", "1.0.0")
 
@@ -41,7 +41,7 @@ SERVER = textwrap.dedent("""
     class Booking:
         guests: Annotated[int, msgspec.Meta(ge=1, le=12, description="How many people")]
         day: datetime.date
-        seating: Literal["inside", "terrace"] = "inside"
+        seating: Annotated[Literal["inside", "terrace"], Titles(inside="Inside", terrace="On the terrace")] = "inside"
         vegetarian: bool = False
 
 
@@ -92,7 +92,14 @@ BOOKING_SCHEMA = {
     "properties": {
         "guests": {"type": "integer", "description": "How many people", "minimum": 1, "maximum": 12},
         "day": {"type": "string", "format": "date"},
-        "seating": {"type": "string", "enum": ["inside", "terrace"], "default": "inside"},
+        "seating": {
+            "type": "string",
+            "default": "inside",
+            "oneOf": [
+                {"const": "inside", "title": "Inside"},
+                {"const": "terrace", "title": "On the terrace"},
+            ],
+        },
         "vegetarian": {"type": "boolean", "default": False},
     },
     "required": ["guests", "day"],
@@ -166,9 +173,13 @@ def test_a_dataclass_form_comes_back_as_the_dataclass(
     run(main())
     (asked,) = user.asked  # once, also in 2026-07-28 where the tool runs again with the answer
     expected = BOOKING_SCHEMA
-    if version == "2025-06-18":  # defaults only on booleans there
+    if version == "2025-06-18":  # defaults only on booleans there, and titles as enumNames
         expected = {**BOOKING_SCHEMA, "properties": {**BOOKING_SCHEMA["properties"]}}
-        expected["properties"]["seating"] = {"type": "string", "enum": ["inside", "terrace"]}
+        expected["properties"]["seating"] = {
+            "type": "string",
+            "enum": ["inside", "terrace"],
+            "enumNames": ["Inside", "On the terrace"],
+        }
     assert asked["requestedSchema"] == expected
     assert asked["message"] == "Book a table?"
 
