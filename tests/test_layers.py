@@ -57,6 +57,8 @@ LAYERS: Final[list[tuple[float, str, tuple[str, ...]]]] = [
     (2, "transports", ("transports", "transports.*")),
     (2.5, "extensions", ("skills", "skills.*")),
     (3, "APIs", ("lowlevel", "server", "server.*", "client", "client.*")),
+    # A host is a client of many servers: it stands on the client, and the gateway (L4) serves it.
+    (3.5, "host", ("host", "host.*")),
     (
         4,
         "entry points",
@@ -79,6 +81,12 @@ FORBIDDEN: Final = [
     ("server.*", "client.*", "the client and the server never import each other"),
     ("lowlevel", "client", "the server side never imports the client"),
     ("lowlevel", "client.*", "the server side never imports the client"),
+    ("host", "server", "the host is a client of servers; serving it is the gateway's job"),
+    ("host", "server.*", "the host is a client of servers; serving it is the gateway's job"),
+    ("host", "lowlevel", "the host is a client of servers; serving it is the gateway's job"),
+    ("host.*", "server", "the host is a client of servers; serving it is the gateway's job"),
+    ("host.*", "server.*", "the host is a client of servers; serving it is the gateway's job"),
+    ("host.*", "lowlevel", "the host is a client of servers; serving it is the gateway's job"),
     ("skills.verify", "skills.library", "the client's checks need nothing of the server's side"),
 ]
 

@@ -1,0 +1,400 @@
+"""The :class:`Host`: many servers, one set of tools, every call governed and written down.
+
+::
+
+    async with Host(load_config("claude_desktop_config.json"), ask=confirm) as host:
+        for tool in host.tools():
+            print(tool.name)                      # weather__get_weather, notes__add_note...
+        result = await host.call_tool("weather__get_weather", {"location": "Paris"})
+
+Every server connects concurrently with a :class:`~mcpkit.Client` of its own (:mod:`.upstream`); a
+slow or dead one holds up neither the start nor the others' calls. A tool call goes: consent policy
+(``deny`` answers a refusal, ``ask`` puts the question to the ``ask`` callback), rate limits, then
+the server; the audit log gets a line whatever happened.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Self
+
+import msgspec
+
+from .._errors import InvalidParams, MCPError, ResourceNotFound
+from .._mrtr import InputRequired
+from ..client.exchange import ProgressCallback
+from ..types import (
+    CallToolResult,
+    Completion,
+    GetPromptResult,
+    Prompt,
+    ReadResourceResult,
+    Resource,
+    ResourceTemplate,
+    TextContent,
+    Tool,
+)
+from . import aggregate
+from .audit import AuditLog, default_audit_path
+from .model import DEFAULT_REDACT, HostConfig
+from .upstream import ServerStatus, Upstream, UpstreamHooks
+
+__all__ = ["AskCallback", "ConsentRequest", "Host"]
+
+
+@dataclass(frozen=True)
+class ConsentRequest:
+    """A call the policy wants a person to confirm."""
+
+    server: str
+    tool: str  # the server's own name
+    name: str  # the host's name
+    arguments: dict[str, Any]
+    annotations: dict[str, Any]
+    rule: str  # which rule said "ask" ("rule 3", "default")
+
+
+#: ``async fn(request) -> bool``: whether the user allows the call.
+AskCallback = Callable[[ConsentRequest], Awaitable[bool]]
+#: ``async fn(server key, params) -> result`` answering a server's sampling or elicitation request.
+ServerRequestCallback = Callable[[str, dict[str, Any]], Awaitable[Any]]
+#: ``async fn(server key) -> roots`` (dicts with ``uri`` and ``name``).
+RootsCallback = Callable[[str], Awaitable[list[dict[str, Any]]]]
+
+
+def _refusal(text: str) -> CallToolResult:
+    return CallToolResult(content=[TextContent(text=text)], is_error=True)
+
+
+class Host:
+    """Connects to every server of a :class:`~mcpkit.host.HostConfig` and serves them as one.
+
+    Args:
+        config: the servers and rules (:func:`~mcpkit.host.load_config`).
+        ask: consent for calls the policy marks ``ask``; without it they are refused.
+        sampling, elicitation: answer servers' ``sampling/createMessage`` / ``elicitation/create``
+            (declared to the servers only when given).
+        roots: the roots offered to servers (default: the config's ``roots``, when it has some).
+        on_change: ``fn(kind)`` when the host's list of ``tools``, ``resources`` or ``prompts``
+            changed (a server connected, went away, or sent ``list_changed``).
+        on_notification: ``async fn(server, method, params)`` for the servers' other notifications.
+        audit: where audit lines go (default: the config's ``audit``, else
+            :func:`~mcpkit.host.audit.default_audit_path`).
+        caller: who calls, in the audit log, when :meth:`call_tool` is not told.
+        restart: reconnect servers that went away (with backoff).
+        connect_timeout: seconds :meth:`start` waits for servers' first connection; a server still
+            connecting then goes on in the background (its status says ``starting``).
+        stderr: where stdio servers' stderr goes (default: ours).
+    """
+
+    def __init__(
+        self,
+        config: HostConfig,
+        *,
+        ask: AskCallback | None = None,
+        sampling: ServerRequestCallback | None = None,
+        elicitation: ServerRequestCallback | None = None,
+        roots: RootsCallback | None = None,
+        on_change: Callable[[str], None] | None = None,
+        on_notification: Callable[[str, str, dict[str, Any]], Awaitable[None]] | None = None,
+        audit: AuditLog | None = None,
+        caller: str = "host",
+        restart: bool = True,
+        connect_timeout: float = 30.0,
+        stderr: Any = None,
+    ) -> None:
+        self.config = config
+        self.ask = ask
+        self.sampling = sampling
+        self.elicitation = elicitation
+        self.roots = roots
+        self.on_change = on_change
+        self.on_notification = on_notification
+        self.caller = caller
+        self.connect_timeout = connect_timeout
+        if audit is None:
+            settings = config.audit
+            audit = (
+                AuditLog(settings.path, settings.redact)
+                if settings is not None
+                else AuditLog(default_audit_path(), DEFAULT_REDACT)
+            )
+        self.audit = audit
+        hooks = UpstreamHooks(self._client_options, self._notified, self._lists_changed)
+        self.upstreams: dict[str, Upstream] = {
+            key: Upstream(server, hooks, restart=restart, stderr=stderr)
+            for key, server in config.servers.items()
+        }
+        self._tables = aggregate.Tables()
+        self._published: dict[str, Any] = {}
+
+    # -- lifecycle ---------------------------------------------------------------------------------
+
+    async def __aenter__(self) -> Self:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    async def start(self) -> None:
+        """Connect to every enabled server at once; return when each has connected or failed once
+        (or after ``connect_timeout``)."""
+        for upstream in self.upstreams.values():
+            upstream.start()
+        firsts = [asyncio.ensure_future(u.first_attempt.wait()) for u in self.upstreams.values()]
+        if firsts:
+            _, pending = await asyncio.wait(firsts, timeout=self.connect_timeout)
+            for wait in pending:
+                wait.cancel()
+        self._rebuild()
+
+    async def aclose(self) -> None:
+        """Close every connection (stdio servers get EOF, then SIGTERM, then SIGKILL)."""
+        await asyncio.gather(*(u.aclose() for u in self.upstreams.values()), return_exceptions=True)
+        self.audit.close()
+
+    async def wait_ready(self, *keys: str, timeout: float = 30.0) -> None:
+        """Wait until the servers *keys* (default: all enabled) are connected.
+
+        Raises:
+            TimeoutError: one was not ready in time.
+        """
+        chosen = (
+            [self.upstreams[k] for k in keys]
+            if keys
+            else [u for u in self.upstreams.values() if u.config.enabled]
+        )
+        async with asyncio.timeout(timeout):
+            for upstream in chosen:
+                await upstream.ready.wait()
+
+    def status(self) -> dict[str, ServerStatus]:
+        """Each server's state (``ready``, ``restarting``, ``failed``...), error and counts."""
+        return {key: u.status for key, u in self.upstreams.items()}
+
+    # -- what the servers asked of us, and told us -------------------------------------------------
+
+    def _client_options(self, key: str) -> dict[str, Any]:
+        options: dict[str, Any] = {}
+        if self.sampling is not None:
+            sampling = self.sampling
+
+            async def sample(params: dict[str, Any]) -> Any:
+                return await sampling(key, params)
+
+            options["sampling"] = sample
+        if self.elicitation is not None:
+            elicitation = self.elicitation
+
+            async def elicit(params: dict[str, Any]) -> Any:
+                return await elicitation(key, params)
+
+            options["elicitation"] = elicit
+        if self.roots is not None:
+            roots = self.roots
+
+            async def list_roots() -> Sequence[Any]:
+                return await roots(key)
+
+            options["roots"] = list_roots
+        elif self.config.roots:
+            from ..types import Root
+
+            options["roots"] = [
+                Root(uri=uri, name=uri.rsplit("/", 1)[-1] or uri) for uri in self.config.roots
+            ]
+        return options
+
+    async def _notified(self, key: str, method: str, params: dict[str, Any]) -> None:
+        if self.on_notification is not None:
+            await self.on_notification(key, method, params)
+
+    def _lists_changed(self, key: str) -> None:
+        self._rebuild()
+
+    def _rebuild(self) -> None:
+        live = [(u.config, u) for u in self.upstreams.values()]
+        self._tables = aggregate.build(live, self.config.rename)
+        published = {
+            "tools": list(self._tables.tools),
+            "prompts": list(self._tables.prompts),
+            "resources": (
+                list(self._tables.resources),
+                [t.uri_template for _, t, _ in self._tables.templates],
+            ),
+        }
+        for kind, value in published.items():
+            if self._published and self._published.get(kind) != value and self.on_change is not None:
+                self.on_change(kind)
+        self._published = published
+
+    # -- the aggregate -----------------------------------------------------------------------------
+
+    def tools(self) -> list[Tool]:
+        """Every tool of every connected server, under the host's names (config order)."""
+        return [tool for _, tool in self._tables.tools.values()]
+
+    def prompts(self) -> list[Prompt]:
+        return [prompt for _, prompt in self._tables.prompts.values()]
+
+    def resources(self) -> list[Resource]:
+        return [resource for _, resource in self._tables.resources.values()]
+
+    def resource_templates(self) -> list[ResourceTemplate]:
+        return [template for _, template, _ in self._tables.templates]
+
+    def conflicts(self) -> list[str]:
+        """Names left out because another server's item took them first."""
+        return list(self._tables.conflicts)
+
+    def route(self, name: str) -> aggregate.Routed:
+        """Which server and which of its tools a host tool name stands for.
+
+        Raises:
+            InvalidParams: no such tool (-32602, as a server answers an unknown tool).
+        """
+        found = self._tables.tools.get(name)
+        if found is None:
+            raise InvalidParams(f"Unknown tool: {name}")
+        return found[0]
+
+    # -- calls -------------------------------------------------------------------------------------
+
+    async def call_tool(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None = None,
+        *,
+        caller: str | None = None,
+        ask: AskCallback | None = None,
+        on_progress: ProgressCallback | None = None,
+        timeout: float | None = None,
+    ) -> CallToolResult:
+        """Call a host tool: the policy decides, the rate limits apply, the server answers.
+
+        A refusal (denied, not confirmed, rate limited) is a tool error result saying why, so that
+        the model reads it. *ask* overrides the host's consent callback for this call.
+
+        Raises:
+            InvalidParams: no tool of that name.
+            Unavailable: its server is not connected, or died during the call.
+            MCPError: the server answered with a protocol error, or did not answer in time.
+        """
+        found = self._tables.tools.get(name)
+        if found is None:
+            raise InvalidParams(f"Unknown tool: {name}")
+        routed, tool = found
+        arguments = arguments or {}
+        annotations = msgspec.to_builtins(tool.annotations) if tool.annotations is not None else {}
+        decision: str
+        decision, rule = self.config.policy.decide(routed.server, routed.name, annotations)
+        record: dict[str, Any] = {
+            "caller": caller or self.caller,
+            "server": routed.server,
+            "tool": routed.name,
+            "name": name,
+            "arguments": arguments,
+            "rule": rule,
+        }
+        started = time.monotonic()
+
+        def written(decided: str, outcome: str, error: str | None = None) -> None:
+            duration = round((time.monotonic() - started) * 1000, 1)
+            extra = {"error": error} if error is not None else {}
+            self.audit.write(**record, decision=decided, outcome=outcome, duration_ms=duration, **extra)
+
+        if decision == "deny":
+            written("deny", "refused")
+            return _refusal(f"The call to {name} was denied by the host's policy ({rule}).")
+        if decision == "ask":
+            asker = ask or self.ask
+            if asker is None:
+                written("ask:unavailable", "refused")
+                return _refusal(f"The call to {name} needs the user's consent, and there is no one to ask.")
+            request = ConsentRequest(routed.server, routed.name, name, arguments, annotations, rule)
+            if not await asker(request):  # InputRequired (a 2026-07-28 round) passes through: no line yet
+                written("ask:no", "refused")
+                return _refusal(f"The user did not allow the call to {name}.")
+            decision = "ask:yes"
+        wait, limit = self.config.policy.take(routed.server, routed.name)
+        if limit is not None:
+            written("rate-limited", "refused", f"limit {limit}")
+            return _refusal(f"Rate limit {limit} reached for {name}; retry in {wait:.1f} s.")
+        upstream = self.upstreams[routed.server]
+        try:
+            result = await upstream.call(
+                lambda client: client.call_tool(
+                    routed.name, arguments, timeout=timeout, on_progress=on_progress
+                )
+            )
+        except InputRequired:
+            written(decision, "input-required")
+            raise
+        except (MCPError, asyncio.CancelledError) as exc:
+            written(
+                decision,
+                "cancelled" if isinstance(exc, asyncio.CancelledError) else "error",
+                str(exc) or None,
+            )
+            raise
+        written(decision, "tool-error" if result.is_error else "ok")
+        return result
+
+    async def read_resource(self, uri: str) -> ReadResourceResult:
+        """Read a resource from the server that lists it (or whose template matches it).
+
+        Raises:
+            ResourceNotFound: no server offers *uri*.
+        """
+        server = self._tables.server_for_uri(uri)
+        if server is None:
+            raise ResourceNotFound(f"Resource not found: {uri}", {"uri": uri})
+        return await self.upstreams[server].call(lambda client: client.read_resource(uri))
+
+    async def get_prompt(self, name: str, arguments: dict[str, str] | None = None) -> GetPromptResult:
+        found = self._tables.prompts.get(name)
+        if found is None:
+            raise InvalidParams(f"Unknown prompt: {name}")
+        routed = found[0]
+        return await self.upstreams[routed.server].call(
+            lambda client: client.get_prompt(routed.name, arguments)
+        )
+
+    async def complete(
+        self, ref: dict[str, str], argument: str, value: str, context: dict[str, str] | None = None
+    ) -> Completion:
+        """Completion for a host prompt (``ref/prompt`` with the host's name) or resource template."""
+        if ref.get("type") == "ref/prompt":
+            found = self._tables.prompts.get(ref.get("name", ""))
+            if found is None:
+                raise InvalidParams(f"Unknown prompt: {ref.get('name')}")
+            server, ref = found[0].server, {**ref, "name": found[0].name}
+        else:
+            uri = ref.get("uri", "")
+            owners = [key for key, template, _ in self._tables.templates if template.uri_template == uri]
+            server = owners[0] if owners else self._tables.server_for_uri(uri) or ""
+            if not server:
+                raise InvalidParams(f"Unknown resource template: {uri}")
+        chosen = ref
+        return await self.upstreams[server].call(
+            lambda client: client.complete(chosen, argument, value, context)
+        )
+
+    async def subscribe(self, uri: str) -> bool:
+        """Subscribe to *uri* on its server (handshake-era servers that offer it); False otherwise."""
+        server = self._tables.server_for_uri(uri)
+        if server is None:
+            return False
+        upstream = self.upstreams[server]
+        client = upstream.client
+        if client is None or not client.server_capabilities.get("resources", {}).get("subscribe"):
+            return False
+        with contextlib.suppress(MCPError):
+            await upstream.call(lambda c: c.subscribe_resource(uri))
+            return True
+        return False

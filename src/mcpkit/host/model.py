@@ -1,0 +1,78 @@
+"""What a host config says, whatever dialect it was written in: the servers and the rules."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Final, Literal
+
+from .policy import Policy
+
+__all__ = ["DEFAULT_REDACT", "AuditConfig", "HostConfig", "ServerConfig", "Transport"]
+
+Transport = Literal["stdio", "http", "sse"]
+
+#: Argument keys redacted in the audit log unless the config names its own.
+DEFAULT_REDACT: Final = ("password", "secret", "token", "api_key", "apikey", "authorization", "credentials")
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    """One server of the host, whatever dialect it was written in.
+
+    Attributes:
+        key: the normalised name (see :mod:`.naming`): the prefix of its tools' and prompts' names.
+        name: the name as the file wrote it.
+        transport: ``stdio`` (``command``), ``http`` (Streamable HTTP at ``url``) or ``sse``
+            (2024-11-05 HTTP+SSE at ``url``).
+        enabled: false for a server the file disables; it is listed with that status, never started.
+        allow_tools, deny_tools: tool-name globs; a tool is kept when it matches an allow glob (or
+            there are none) and no deny glob.
+        timeout: seconds a request may wait for its answer (``None``: the client's default).
+        max_concurrency: requests in flight to this server at once (``None``: no limit).
+    """
+
+    key: str
+    name: str
+    transport: Transport
+    command: tuple[str, ...] = ()
+    url: str | None = None
+    env: Mapping[str, str] = field(default_factory=dict)
+    cwd: str | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+    enabled: bool = True
+    allow_tools: tuple[str, ...] = ()
+    deny_tools: tuple[str, ...] = ()
+    timeout: float | None = None
+    max_concurrency: int | None = None
+    protocol_version: str | None = None
+
+    @property
+    def target(self) -> str | list[str]:
+        """What :class:`~mcpkit.Client` is given: the URL or the command line."""
+        return self.url if self.url is not None else list(self.command)
+
+
+@dataclass(frozen=True)
+class AuditConfig:
+    """Where the audit log goes (JSON lines) and which argument keys it redacts (any depth, any case)."""
+
+    path: Path
+    redact: tuple[str, ...] = DEFAULT_REDACT
+
+
+@dataclass
+class HostConfig:
+    """Everything a :class:`~mcpkit.host.Host` needs: servers in file order, the policy, the audit
+    log, renames and roots."""
+
+    servers: dict[str, ServerConfig]
+    dialect: str = "mcpServers"
+    policy: Policy = field(default_factory=Policy)
+    audit: AuditConfig | None = None
+    rename: dict[str, str] = field(default_factory=dict)
+    roots: list[str] = field(default_factory=list)
+    #: Entries the host cannot run (Goose's built-in extensions), with the reason.
+    skipped: dict[str, str] = field(default_factory=dict)
+    source: str = ""

@@ -1,0 +1,284 @@
+"""One server of the host: its connection, kept alive by a supervisor, and what it lists.
+
+The supervisor connects (any transport, any revision: :class:`~mcpkit.Client` negotiates), lists the
+server's tools, resources, templates and prompts, then waits for the connection to end. A stdio
+server that exits, or a remote one whose requests fail with a closed connection, is reconnected after
+a backoff that doubles from :data:`BACKOFF_START` to :data:`BACKOFF_MAX` seconds (and starts again
+after a minute of good health). Meanwhile its status says so, and a call to it fails at once with
+:class:`Unavailable` naming the server and the reason: a dead server is never left half-alive, and no
+call waits on it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Final, Literal, TypeVar
+
+from .._errors import ConnectionClosed, MCPError, MethodNotFound, TransportError
+from ..client import Client
+from ..types import Prompt, Resource, ResourceTemplate, Tool
+from .model import ServerConfig
+
+__all__ = ["BACKOFF_MAX", "BACKOFF_START", "ServerStatus", "Unavailable", "Upstream", "UpstreamHooks"]
+
+logger = logging.getLogger("mcpkit.host")
+T = TypeVar("T")
+
+BACKOFF_START: Final = 0.25
+BACKOFF_MAX: Final = 30.0
+_HEALTHY_AFTER: Final = 60.0  # seconds up before the backoff starts from the beginning again
+
+State = Literal["starting", "ready", "restarting", "failed", "disabled", "closed"]
+
+
+class Unavailable(MCPError):
+    """The server is not connected (starting, restarting after a crash, failed or disabled)."""
+
+
+@dataclass
+class ServerStatus:
+    """What the host knows of one server, for people and for ``mcpkit host --list``."""
+
+    key: str
+    state: State
+    transport: str
+    protocol_version: str = ""
+    server_name: str = ""
+    error: str | None = None
+    restarts: int = 0
+    tools: int = 0
+
+
+@dataclass
+class UpstreamHooks:
+    """How a server's connection reaches the host: what it asks, what it tells, when its lists change."""
+
+    client_options: Callable[[str], dict[str, Any]]  # server key -> sampling=, elicitation=, roots=
+    on_notification: Callable[[str, str, dict[str, Any]], Awaitable[None]]
+    on_lists: Callable[[str], None]  # the server's lists were (re)read, or emptied
+
+
+class Upstream:
+    """The supervised connection to one configured server."""
+
+    def __init__(
+        self, config: ServerConfig, hooks: UpstreamHooks, *, restart: bool = True, stderr: Any = None
+    ) -> None:
+        self.config = config
+        self.hooks = hooks
+        self.restart = restart
+        self.stderr = stderr
+        self.status = ServerStatus(config.key, "starting" if config.enabled else "disabled", config.transport)
+        self.client: Client | None = None
+        self.tools: list[Tool] = []
+        self.resources: list[Resource] = []
+        self.templates: list[ResourceTemplate] = []
+        self.prompts: list[Prompt] = []
+        self.first_attempt = asyncio.Event()  # set after the first connection succeeded or failed
+        self.ready = asyncio.Event()
+        self._failed = asyncio.Event()  # a call saw the connection die
+        self._limit = asyncio.Semaphore(config.max_concurrency) if config.max_concurrency else None
+        self._supervisor: asyncio.Task[None] | None = None
+        self._listener: asyncio.Task[None] | None = None
+        self._closing = False
+
+    # -- lifecycle ---------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        if not self.config.enabled:
+            self.first_attempt.set()
+            return
+        self._supervisor = asyncio.ensure_future(self._supervise())
+
+    async def aclose(self) -> None:
+        self._closing = True
+        if self._supervisor is not None:
+            self._supervisor.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._supervisor
+        await self._drop_client()
+        if self.status.state != "disabled":
+            self.status.state = "closed"
+
+    async def _supervise(self) -> None:
+        backoff = BACKOFF_START
+        while not self._closing:
+            began = time.monotonic()
+            try:
+                await self._connect()
+                self.status.state, self.status.error = "ready", None
+                self.ready.set()
+                self.first_attempt.set()
+                self.hooks.on_lists(self.config.key)
+                self.status.error = await self._wait_for_end()
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # any failure to connect is this server's status, not the host's
+                self.status.error = _describe(exc)
+            finally:
+                self.ready.clear()
+                await self._drop_client()
+            if self._closing:
+                return
+            self.status.state = "restarting" if self.restart else "failed"
+            self.first_attempt.set()
+            self.hooks.on_lists(self.config.key)
+            logger.warning("server %s: %s", self.config.key, self.status.error)
+            if not self.restart:
+                return
+            if time.monotonic() - began > _HEALTHY_AFTER:
+                backoff = BACKOFF_START
+            await asyncio.sleep(backoff)
+            backoff = min(backoff * 2, BACKOFF_MAX)
+            self.status.restarts += 1
+
+    async def _connect(self) -> None:
+        config = self.config
+        options: dict[str, Any] = {
+            "protocol_version": config.protocol_version,
+            "on_notification": self._notified,
+            **self.hooks.client_options(config.key),
+        }
+        if config.timeout is not None:
+            options["timeout"] = config.timeout
+        if config.transport == "stdio":
+            import os
+
+            options["env"] = {**os.environ, **config.env} if config.env else None
+            options["cwd"] = config.cwd
+            options["stderr"] = self.stderr
+        elif config.headers:
+            options["headers"] = dict(config.headers)
+        target: Any = config.target
+        if config.transport == "sse" and isinstance(target, str):
+            options["protocol_version"] = options["protocol_version"] or "2024-11-05"
+        client = Client(target, **options)
+        self.client = client
+        await client.connect()
+        self.status.protocol_version = client.protocol_version
+        self.status.server_name = client.server_info.name if client.server_info else ""
+        await self.refresh()
+        self._listener = asyncio.ensure_future(self._listen(client))
+
+    async def _wait_for_end(self) -> str:
+        """Wait until the connection ends (the process exits, or a call saw it die); say how."""
+        client = self.client
+        peer = getattr(client, "_peer", None)  # the Client has no public "ended" awaitable yet
+        waits = [asyncio.ensure_future(self._failed.wait())]
+        if peer is not None and self.config.transport == "stdio":
+            waits.append(asyncio.ensure_future(peer.closed.wait()))
+        try:
+            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for wait in waits:
+                wait.cancel()
+        self._failed.clear()
+        describe = getattr(getattr(client, "_transport", None), "describe_exit", None)
+        return f"the server went away ({describe()})" if describe is not None else "the connection was lost"
+
+    async def _drop_client(self) -> None:
+        if self._listener is not None:
+            self._listener.cancel()
+            self._listener = None
+        client, self.client = self.client, None
+        had_lists = bool(self.tools or self.resources or self.templates or self.prompts)
+        self.tools, self.resources, self.templates, self.prompts = [], [], [], []
+        self.status.tools = 0
+        if had_lists:
+            self.hooks.on_lists(self.config.key)
+        if client is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(client.aclose(), 10.0)
+
+    # -- lists -------------------------------------------------------------------------------------
+
+    async def refresh(self, kinds: tuple[str, ...] = ("tools", "resources", "prompts")) -> None:
+        """Read the lists of *kinds* again (after ``list_changed``), as far as the server offers them."""
+        client = self.client
+        if client is None:
+            return
+        caps = client.server_capabilities
+        if "tools" in kinds:
+            self.tools = await _listed(client.list_tools) if "tools" in caps else []
+            self.status.tools = len(self.tools)
+        if "resources" in kinds:
+            self.resources = await _listed(client.list_resources) if "resources" in caps else []
+            self.templates = await _listed(client.list_resource_templates) if "resources" in caps else []
+        if "prompts" in kinds:
+            self.prompts = await _listed(client.list_prompts) if "prompts" in caps else []
+
+    async def _notified(self, method: str, params: dict[str, Any]) -> None:
+        kind = method.removeprefix("notifications/").removesuffix("/list_changed")
+        if method.endswith("/list_changed") and kind in ("tools", "resources", "prompts"):
+            try:
+                await self.refresh((kind,))
+            except MCPError as exc:
+                logger.warning("server %s: re-listing %s failed: %s", self.config.key, kind, exc)
+            self.hooks.on_lists(self.config.key)
+        await self.hooks.on_notification(self.config.key, method, params)
+
+    async def _listen(self, client: Client) -> None:
+        """2026-07-28 servers tell list changes only to a ``subscriptions/listen`` stream: open one."""
+        if client.protocol_version < "2026":
+            return
+        kinds = {
+            k: bool(client.server_capabilities.get(k, {}).get("listChanged"))
+            for k in ("tools", "resources", "prompts")
+        }
+        if not any(kinds.values()):
+            return
+        try:
+            subscription = await client.listen(
+                tools=kinds["tools"], resources=kinds["resources"], prompts=kinds["prompts"]
+            )
+            async for method, params in subscription:
+                await self._notified(method, params)
+        except (MCPError, OSError) as exc:
+            logger.info("server %s: no change notifications: %s", self.config.key, exc)
+
+    # -- calls -------------------------------------------------------------------------------------
+
+    async def call(self, work: Callable[[Client], Awaitable[T]]) -> T:
+        """Run *work* on the live connection, within the concurrency limit.
+
+        Raises:
+            Unavailable: the server is not connected, or the connection died during *work*.
+        """
+        client = self.client
+        if client is None or self.status.state != "ready":
+            raise self.unavailable()
+        if self._limit is None:
+            return await self._run(client, work)
+        async with self._limit:
+            return await self._run(client, work)
+
+    async def _run(self, client: Client, work: Callable[[Client], Awaitable[T]]) -> T:
+        try:
+            return await work(client)
+        except TransportError as exc:
+            if isinstance(exc, ConnectionClosed) or self.config.transport != "stdio":
+                self._failed.set()
+                self.status.state = "restarting" if self.restart else "failed"
+                self.status.error = _describe(exc)
+            raise Unavailable(f"server {self.config.key!r} failed during the call: {_describe(exc)}") from exc
+
+    def unavailable(self) -> Unavailable:
+        state, error = self.status.state, self.status.error
+        return Unavailable(f"server {self.config.key!r} is {state}" + (f": {error}" if error else ""))
+
+
+async def _listed(fetch: Callable[[], Awaitable[list[T]]]) -> list[T]:
+    try:
+        return await fetch()
+    except MethodNotFound:
+        return []
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc) or type(exc).__name__
+    return text if len(text) < 300 else text[:297] + "..."
