@@ -54,8 +54,6 @@ def schema_types(schema: Any) -> set[str]:
         if isinstance(alternatives, list):
             for alternative in alternatives:
                 found |= schema_types(alternative)
-    if "integer" in found:
-        found.add("number")  # an integer is a number, and 3 is a valid "number"
     return found
 
 
@@ -74,6 +72,7 @@ def _json_type(value: Any) -> str:
 
 
 def _fits(value: Any, types: set[str]) -> bool:
+    """Whether *value* has one of *types* (an integer is a number too; 3.0 is no integer)."""
     kind = _json_type(value)
     return kind in types or (kind == "integer" and "number" in types)
 
@@ -97,7 +96,7 @@ def typed_value(field: str, text: str, schema: Any) -> Any:
         return value
     if "string" in types or not types:
         return text  # a string is allowed (or nothing is said): the text as the user wrote it
-    wanted = " or ".join(sorted(types - {"number"} if "integer" in types else types))
+    wanted = " or ".join(sorted(types))
     raise CliError(f"argument {field}={text!r}: {field} must be {_article(wanted)} (as JSON)", USAGE)
 
 
