@@ -219,8 +219,15 @@ async def _diagnose_url(url: str, headers: Any) -> str | None:
         return (
             f"{url}: HTTP {reply.status_code}: the server wants credentials (--header 'Authorization: ...')"
         )
+    status = f"HTTP {reply.status_code} {reply.reason_phrase}".rstrip()
+    if reply.status_code in (405, 501):
+        return f"{url}: {status}: it takes no POST, so it is not an MCP endpoint"
     if reply.status_code >= 500:
-        return f"{url}: HTTP {reply.status_code}: the server failed"
+        return f"{url}: {status}: the server failed"
+    kind = reply.headers.get("content-type", "").split(";")[0].strip()
+    if kind not in ("application/json", "text/event-stream"):
+        # A web page, say: something answers HTTP there, but not MCP.
+        return f"{url}: {status} with {kind or 'no content type'}: not an MCP endpoint"
     return None
 
 
