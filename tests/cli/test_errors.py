@@ -180,3 +180,20 @@ def test_ctrl_c_exits_130_quietly(toolbox: str) -> None:
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130
     assert (out, err) == ("", "mcpkit: interrupted\n")
+
+
+@pytest.mark.parametrize(
+    ("status", "why"),
+    [
+        (405, "HTTP 405 Method Not Allowed: it takes no POST, so it is not an MCP endpoint"),
+        (200, "HTTP 200 OK with no content type: not an MCP endpoint"),
+        (503, "HTTP 503 Service Unavailable: the server failed"),
+    ],
+)
+def test_a_url_that_is_no_mcp_endpoint_says_what_answered(
+    recorder: tuple[str, type[_Recorder]], status: int, why: str
+) -> None:
+    url, handler = recorder
+    handler.status = status
+    listed = run_mcpkit("tools", url)
+    assert (listed.returncode, listed.stderr) == (3, f"mcpkit: {url}: {why}\n")
