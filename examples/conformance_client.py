@@ -2,7 +2,8 @@
 
 The suite starts a test server for a scenario and runs ``python conformance_client.py <server url>``
 with ``MCP_CONFORMANCE_SCENARIO`` naming the scenario, ``MCP_CONFORMANCE_CONTEXT`` holding its data
-(JSON) and, when a revision is pinned, ``MCP_CONFORMANCE_PROTOCOL_VERSION``. Everything below is
+(JSON) and, when a revision is pinned, ``MCP_CONFORMANCE_PROTOCOL_VERSION``. The ``auth/*`` scenarios are
+in ``conformance_auth.py``. Everything below is
 mcpkit's ordinary :class:`~mcpkit.Client`: the suite checks what it puts on the wire.
 """
 
@@ -129,6 +130,11 @@ async def main(url: str) -> int:
     scenario = os.environ.get("MCP_CONFORMANCE_SCENARIO", "initialize")
     context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
     version = os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION") or None
+    if scenario.startswith("auth/"):
+        from conformance_auth import auth_scenario  # mcpkit.client.auth against the suite's servers
+
+        await auth_scenario(url, scenario, context, version)
+        return 0
     if scenario.startswith("sep-2640-client-"):
         from conformance_skills import skills_scenario  # the skills extension's host behaviour
 

@@ -3,9 +3,9 @@
 The harness (npm ``@modelcontextprotocol/conformance``, pinned in ``harness/package.json`` with the
 Node 24 it needs) is installed once with ``npm ci`` into ``harness/node_modules``. The server suite
 runs three ways against ``examples/everything.py``: every scenario (``--suite all``) at the
-harness's default wire, then pinned to 2025-11-25 and to 2026-07-28. Every client scenario that is
-not about authorization runs ``examples/conformance_client.py``. No expected-failures list: each
-scenario must pass in full.
+harness's default wire, then pinned to 2025-11-25 and to 2026-07-28. Every client scenario runs
+``examples/conformance_client.py`` (the ``auth/*`` ones through ``examples/conformance_auth.py``). No
+expected-failures list: each scenario must pass in full.
 """
 
 from __future__ import annotations
@@ -38,6 +38,44 @@ CLIENT_SCENARIOS = [
     "sep-2640-client-verify-digest",
     "sep-2640-client-verify-size",
     "sep-2640-client-verify-frontmatter",
+]
+
+# Every authorization scenario of the suite, extensions included (client credentials, enterprise-managed
+# authorization, DPoP, workload identity): mcpkit.client.auth.OAuth through examples/conformance_auth.py.
+AUTH_SCENARIOS = [
+    "auth/metadata-default",
+    "auth/metadata-var1",
+    "auth/metadata-var2",
+    "auth/metadata-var3",
+    "auth/basic-cimd",
+    "auth/scope-from-www-authenticate",
+    "auth/scope-from-scopes-supported",
+    "auth/scope-omitted-when-undefined",
+    "auth/scope-step-up",
+    "auth/scope-retry-limit",
+    "auth/token-endpoint-auth-basic",
+    "auth/token-endpoint-auth-post",
+    "auth/token-endpoint-auth-none",
+    "auth/pre-registration",
+    "auth/2025-03-26-oauth-metadata-backcompat",
+    "auth/2025-03-26-oauth-endpoint-fallback",
+    "auth/resource-mismatch",
+    "auth/offline-access-scope",
+    "auth/offline-access-not-supported",
+    "auth/authorization-server-migration",
+    "auth/iss-supported",
+    "auth/iss-not-advertised",
+    "auth/iss-supported-missing",
+    "auth/iss-wrong-issuer",
+    "auth/iss-unexpected",
+    "auth/iss-normalized",
+    "auth/metadata-issuer-mismatch",
+    "auth/client-credentials-jwt",
+    "auth/client-credentials-basic",
+    "auth/enterprise-managed-authorization",
+    "auth/dpop",
+    "auth/dpop-nonce",
+    "auth/wif-jwt-bearer",
 ]
 
 
@@ -75,7 +113,7 @@ def test_server_suite(harness: list[str], everything: str, wire: str, tmp_path: 
         assert int(planned.group(1)) == 65
 
 
-@pytest.mark.parametrize("scenario", CLIENT_SCENARIOS)
+@pytest.mark.parametrize("scenario", CLIENT_SCENARIOS + AUTH_SCENARIOS)
 def test_client_scenario(harness: list[str], scenario: str, tmp_path: Path) -> None:
     client = f"{sys.executable} {EXAMPLES / 'conformance_client.py'}"
     output = _run([*harness, "client", "--command", client, "--scenario", scenario], tmp_path)
