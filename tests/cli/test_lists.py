@@ -128,3 +128,26 @@ def test_an_http_sse_url_falls_back_to_the_old_transport(everything_url: str) ->
     listed = run_mcpkit("tools", everything_url.replace("/mcp", "/sse"), "--json")
     assert listed.returncode == 0, listed.stderr
     assert "test_simple_text" in [t["name"] for t in json.loads(listed.stdout)]
+
+
+def test_one_tool_or_prompt_in_full() -> None:
+    tool = run_mcpkit("tools", WEATHER, "get_weather")
+    assert tool.returncode == 0, tool.stderr
+    lines = tool.stdout.splitlines()
+    assert lines[:5] == [
+        "get_weather (Weather Information Provider)",
+        "Get current weather information for a location.",
+        "arguments:",
+        "  location: string (required) - City name or zip code",
+        "output schema:",
+    ]
+    assert lines[-1] == "annotations: readOnlyHint=true"
+    data = run_mcpkit("tools", WEATHER, "get_weather_data", "--json")
+    assert json.loads(data.stdout)["outputSchema"]["title"] == "Weather"
+    prompt = run_mcpkit("prompts", NOTES, "summarize")
+    assert prompt.stdout.splitlines()[-2:] == ["  notebook_id (required)", "  style - short or detailed"]
+    typo = run_mcpkit("prompts", NOTES, "sumarize")
+    assert (typo.returncode, typo.stderr) == (
+        2,
+        "mcpkit: no prompt 'sumarize' on notes; did you mean summarize?\n",
+    )

@@ -130,6 +130,22 @@ class Output:
                 row = [f"{row[0]}({row[1]})", *row[2:]]
             sys.stdout.write("  ".join(cell for cell in row if cell) + "\n")
 
+    def detail(self, item: dict[str, Any]) -> None:
+        """One tool or prompt in full: its description, each argument, the output schema, hints."""
+        title = item.get("title")
+        self.text(str(item.get("name")) + (f" ({title})" if isinstance(title, str) and title else ""))
+        if isinstance(item.get("description"), str) and item["description"].strip():
+            self.text(item["description"].strip())
+        self.text("arguments:" if _arguments_of(item) else "arguments: none")
+        for line in _arguments_of(item):
+            self.text(f"  {line}")
+        if isinstance(item.get("outputSchema"), dict):
+            self.text("output schema:")
+            self.data(item["outputSchema"])
+        hints = item.get("annotations")
+        if isinstance(hints, dict) and hints:
+            self.text("annotations: " + ", ".join(f"{k}={json.dumps(v)}" for k, v in hints.items()))
+
     # -- binary content ----------------------------------------------------------------------------
 
     def binary(self, kind: str, data: Any, mime: Any, name: str | None = None) -> None:
@@ -228,6 +244,30 @@ class Output:
                 self.data(value) if not error else self.text(str(block.get("text")), error=True)
             else:
                 self.block(block, error=error)
+
+
+def _arguments_of(item: dict[str, Any]) -> list[str]:
+    """``name: type (required) = default - description`` for each argument of a tool or prompt."""
+    lines = []
+    schema = item.get("inputSchema")
+    if isinstance(schema, dict) and isinstance(schema.get("properties"), dict):
+        required = schema.get("required")
+        required = required if isinstance(required, list) else []
+        for name, field in schema["properties"].items():
+            field = field if isinstance(field, dict) else {}
+            line = f"{name}: {_type_text(field)}" + (" (required)" if name in required else "")
+            if "default" in field:
+                line += f" = {json.dumps(field['default'], ensure_ascii=False)}"
+            if isinstance(field.get("description"), str):
+                line += f" - {field['description']}"
+            lines.append(line)
+    for argument in item.get("arguments") or [] if "inputSchema" not in item else []:
+        if isinstance(argument, dict):
+            line = f"{argument.get('name')}" + (" (required)" if argument.get("required") else "")
+            if isinstance(argument.get("description"), str):
+                line += f" - {argument['description']}"
+            lines.append(line)
+    return lines
 
 
 def _unwrapped(structured: Any) -> Any:

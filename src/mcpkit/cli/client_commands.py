@@ -54,6 +54,14 @@ def _cmd_list(args: argparse.Namespace) -> int:
             items: list[Any] = []
         else:
             items = await _list(client, method, key)
+        name = getattr(args, "name", None)
+        if name is not None:
+            from ._arguments import check_name
+
+            check_name(name, [str(i.get("name")) for i in items], noun, _server_name(client, args))
+            item = next(i for i in items if i.get("name") == name)
+            out.json(item) if out.as_json else out.detail(item)
+            return OK
         if out.as_json:
             out.json(items)
             return OK
@@ -215,6 +223,8 @@ def register(sub: Any) -> None:
     for name, text in helps.items():
         cmd = sub.add_parser(name, help=text, description=f"{text[0].upper()}{text[1:]}.")
         add_target_options(cmd)
+        if name in ("tools", "prompts"):
+            cmd.add_argument("name", nargs="?", metavar="NAME", help=f"show this one {name[:-1]} in full")
         cmd.set_defaults(handler=_cmd_list)
     call = sub.add_parser(
         "call",
