@@ -206,6 +206,7 @@ def test_pages_from_a_function_or_a_file(tmp_path: Path) -> None:
         (lambda s: s.ui_resource("ui://x/y.html", PAGE, csp={"scriptDomains": []}), "csp takes the keys"),
         (lambda s: s.ui_resource("ui://x/y.html", PAGE, permissions=["usb"]), "permissions are among"),
         (lambda s: s.ui_resource("ui://x/y.html", PAGE, border=True), "unknown ui_resource option"),
+        (lambda s: s.ui_resource("ui://x/y.html", "view.html"), "pass a pathlib.Path"),
         (lambda s: s.add_tool(lambda: 1, name="t", ui="view.html"), "starts with ui://"),
         (lambda s: s.add_tool(lambda: 1, name="t", visibility=[]), "visibility must list"),
         (lambda s: s.add_tool(lambda: 1, name="t", visibility=["user"]), "visibility must list"),

@@ -152,8 +152,12 @@ class AppsAPI(ResourcesAPI):
                 return render_page()
 
         Raises:
-            ValueError: the URI is not ``ui://...``, an unknown option, CSP key or permission.
+            ValueError: the URI is not ``ui://...``, an unknown option, CSP key or permission, or a
+                string that is no HTML (a file name: pass a ``Path``).
         """
+        if isinstance(html, str) and "<" not in html:
+            # A file name given as a string would be served as the page's text.
+            raise ValueError(f"{html!r} is not HTML; pass a pathlib.Path to serve a file")
         if html is not None:
             source = html
             self._add_ui_resource(uri, lambda: source, options)
