@@ -63,8 +63,8 @@ class Feedback:
                 console=Console(stderr=True),
                 transient=True,
             )
-            self._bar.start()
             self._task = self._bar.add_task("working", total=None)
+            self._bar.start()
         self._bar.update(self._task, completed=progress, total=total, description=message or "working")
 
     @contextlib.contextmanager
