@@ -328,6 +328,15 @@ def test_every_guide_is_in_the_index() -> None:
     assert [doc.name for doc in documents() if doc != index and doc.resolve() not in listed] == []
 
 
+def test_the_features_table_is_the_one_the_code_generates() -> None:
+    # docs/features.md says its table cannot drift from mcpkit._versions.FEATURES: this keeps it so.
+    # Regenerate it with `python -m mcpkit._versions`.
+    from mcpkit._versions import features_table
+
+    text = (DOCS / "features.md").read_text(encoding="utf-8")
+    assert features_table() in text
+
+
 # -- the runner itself -------------------------------------------------------------------------------
 
 
