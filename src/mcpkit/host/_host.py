@@ -58,8 +58,10 @@ class ConsentRequest:
     rule: str  # which rule said "ask" ("rule 3", "default")
 
 
-#: ``async fn(request) -> bool``: whether the user allows the call.
-AskCallback = Callable[[ConsentRequest], Awaitable[bool]]
+#: ``async fn(request) -> bool | None``: whether the user allows the call (None: nobody can be asked).
+AskCallback = Callable[[ConsentRequest], Awaitable[bool | None]]
+#: ``fn(server key) -> async context manager`` entered just around the call to the server.
+Guard = Callable[[str], contextlib.AbstractAsyncContextManager[Any]]
 #: ``async fn(server key, params) -> result`` answering a server's sampling or elicitation request.
 ServerRequestCallback = Callable[[str, dict[str, Any]], Awaitable[Any]]
 #: ``async fn(server key) -> roots`` (dicts with ``uri`` and ``name``).
@@ -274,11 +276,13 @@ class Host:
         ask: AskCallback | None = None,
         on_progress: ProgressCallback | None = None,
         timeout: float | None = None,
+        guard: Guard | None = None,
     ) -> CallToolResult:
         """Call a host tool: the policy decides, the rate limits apply, the server answers.
 
         A refusal (denied, not confirmed, rate limited) is a tool error result saying why, so that
-        the model reads it. *ask* overrides the host's consent callback for this call.
+        the model reads it. *ask* overrides the host's consent callback for this call; *guard* is
+        entered around the server's part of the call only (the gateway serialises there).
 
         Raises:
             InvalidParams: no tool of that name.
@@ -317,7 +321,14 @@ class Host:
                 written("ask:unavailable", "refused")
                 return _refusal(f"The call to {name} needs the user's consent, and there is no one to ask.")
             request = ConsentRequest(routed.server, routed.name, name, arguments, annotations, rule)
-            if not await asker(request):  # InputRequired (a 2026-07-28 round) passes through: no line yet
+            allowed = await asker(request)  # InputRequired (a 2026-07-28 round) passes: no line yet
+            if allowed is None:
+                written("ask:unavailable", "refused")
+                return _refusal(
+                    f"The call to {name} needs the user's consent, and the caller cannot be asked"
+                    " (it did not declare the elicitation capability)."
+                )
+            if not allowed:
                 written("ask:no", "refused")
                 return _refusal(f"The user did not allow the call to {name}.")
             decision = "ask:yes"
@@ -327,11 +338,12 @@ class Host:
             return _refusal(f"Rate limit {limit} reached for {name}; retry in {wait:.1f} s.")
         upstream = self.upstreams[routed.server]
         try:
-            result = await upstream.call(
-                lambda client: client.call_tool(
-                    routed.name, arguments, timeout=timeout, on_progress=on_progress
+            async with guard(routed.server) if guard is not None else contextlib.nullcontext():
+                result = await upstream.call(
+                    lambda client: client.call_tool(
+                        routed.name, arguments, timeout=timeout, on_progress=on_progress
+                    )
                 )
-            )
         except InputRequired:
             written(decision, "input-required")
             raise

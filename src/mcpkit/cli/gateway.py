@@ -1,0 +1,35 @@
+"""``mcpkit gateway CONFIG``: every server of a host config served as one MCP server.
+
+Over stdio (for a host application to spawn) or Streamable HTTP (``--transport http --port 8000``,
+at ``/mcp``). The config is read like ``mcpkit host`` reads it (:mod:`.host`). Only the standard
+library is imported here; the gateway is imported inside the handler.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from ._exits import OK
+
+__all__ = ["register"]
+
+
+def _cmd_gateway(args: argparse.Namespace) -> int:
+    from ..gateway import serve
+    from .host import read_config
+
+    config = read_config(args)
+    serve(config, transport=args.transport, host=args.host, port=args.port)
+    return OK
+
+
+def register(sub: Any) -> None:
+    from .host import add_config_arguments
+
+    parser = sub.add_parser("gateway", help="serve every server of a host config as one MCP server")
+    add_config_arguments(parser)
+    parser.add_argument("--transport", choices=("stdio", "http"), default="stdio")
+    parser.add_argument("--host", default="127.0.0.1", help="the address to listen on (http)")
+    parser.add_argument("--port", type=int, default=8000, help="the port to listen on (http)")
+    parser.set_defaults(handler=_cmd_gateway)

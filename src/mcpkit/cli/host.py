@@ -1,0 +1,166 @@
+"""``mcpkit host CONFIG``: a shell over every server of a host config, with consent prompts.
+
+``mcpkit host CONFIG --list`` prints the servers and the tools, ``--call SERVER__TOOL key=value...``
+calls one; without either, an interactive shell (``list``, ``status``, ``describe``, ``call``). The
+config is any host application's file, or ``--from claude-desktop|...`` for its usual location.
+Only the standard library is imported here; the host is imported inside the handler.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from ._exits import CANNOT_CONNECT, FAILED, OK, USAGE, CliError
+
+__all__ = ["add_config_arguments", "parse_pairs", "read_config", "register"]
+
+FROM_CHOICES = ("claude-desktop", "claude-code", "cursor", "vscode", "windsurf", "zed", "goose")
+
+
+def add_config_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("config", nargs="?", help="a host config file (mcpServers JSON, VS Code, Zed, Goose)")
+    parser.add_argument(
+        "--from", dest="from_host", choices=FROM_CHOICES, help="read this application's own config file"
+    )
+    parser.add_argument(
+        "--dialect", choices=("mcpServers", "vscode", "zed", "goose"), help="(default: detected)"
+    )
+
+
+def _ask_input(input_id: str, description: str, password: bool) -> str | None:
+    """A VS Code ``${input:id}`` answered at the terminal; None when there is no terminal."""
+    if not sys.stdin.isatty():
+        return None
+    import getpass
+
+    prompt = f"{description or input_id}: "
+    return getpass.getpass(prompt) if password else input(prompt)
+
+
+def read_config(args: argparse.Namespace) -> Any:
+    """The :class:`~mcpkit.host.HostConfig` that CONFIG or ``--from`` names."""
+    from ..host import ConfigError, load_config
+
+    if (args.config is None) == (args.from_host is None):
+        raise CliError("give a config file or --from APPLICATION (one of them)", USAGE)
+    path: Path
+    if args.from_host is not None:
+        from ._hosts import HOSTS
+
+        path = HOSTS[args.from_host].file("user", Path.cwd())
+        if not path.is_file():
+            raise CliError(f"no {HOSTS[args.from_host].title} config at {path}", USAGE)
+    else:
+        path = Path(args.config)
+    try:
+        return load_config(path, dialect=args.dialect, ask_input=_ask_input)
+    except ConfigError as exc:
+        raise CliError(str(exc), USAGE) from None
+
+
+def parse_pairs(pairs: list[str], schema: dict[str, Any]) -> dict[str, Any]:
+    """``key=value`` arguments: a value is JSON when the schema says it is not a string (or says
+    nothing and it parses), else the text as written."""
+    properties = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+    arguments: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise CliError(f"expected key=value, got {pair!r}", USAGE)
+        arguments[key] = _value(value, (properties or {}).get(key))
+    return arguments
+
+
+def _value(text: str, field: Any) -> Any:
+    wanted = field.get("type") if isinstance(field, dict) else None
+    if wanted == "string":
+        return text
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def _show_result(result: Any) -> int:
+    for block in result.content:
+        text = getattr(block, "text", None)
+        print(text if text is not None else json.dumps(_builtins(block)))
+    return FAILED if result.is_error else OK
+
+
+def _builtins(value: Any) -> Any:
+    import msgspec
+
+    return msgspec.to_builtins(value)
+
+
+def _print_list(host: Any) -> None:
+    for key, status in host.status().items():
+        extra = f" ({status.error})" if status.error else ""
+        print(f"{key}: {status.state} {status.protocol_version}{extra}")
+    for tool in host.tools():
+        description = (tool.description or "").split("\n")[0]
+        print(f"  {tool.name}  {description}".rstrip())
+
+
+async def _terminal_consent(request: Any) -> bool:
+    if not sys.stdin.isatty():
+        return False
+    loop = asyncio.get_running_loop()
+    shown = json.dumps(request.arguments, ensure_ascii=False)
+    answer = await loop.run_in_executor(None, input, f"allow {request.name} {shown}? [y/N] ")
+    return answer.strip().lower() in ("y", "yes")
+
+
+async def _yes(request: Any) -> bool:
+    return True
+
+
+async def _run(args: argparse.Namespace) -> int:
+    import getpass
+
+    from ..host import Host
+    from ..host.audit import AuditLog
+
+    config = read_config(args)
+    audit = AuditLog(Path(args.audit), config.audit.redact if config.audit else ()) if args.audit else None
+    ask = _yes if args.yes else _terminal_consent
+    async with Host(config, ask=ask, audit=audit, caller=f"mcpkit host ({getpass.getuser()})") as host:
+        if not any(s.state == "ready" for s in host.status().values()) and host.status():
+            _print_list(host)
+            raise CliError("no server could be reached", CANNOT_CONNECT)
+        if args.list:
+            _print_list(host)
+            return OK
+        if args.call:
+            name, *pairs = args.call
+            tool = next((t for t in host.tools() if t.name == name), None)
+            if tool is None:
+                raise CliError(f"no tool {name!r} (see --list)", USAGE)
+            return _show_result(await host.call_tool(name, parse_pairs(pairs, tool.input_schema)))
+        from ..host.shell import shell
+
+        return await shell(host, ask_yes=args.yes)
+
+
+def _cmd_host(args: argparse.Namespace) -> int:
+    return asyncio.run(_run(args))
+
+
+def register(sub: Any) -> None:
+    parser = sub.add_parser("host", help="connect to every server of a host config: list, call, consent")
+    add_config_arguments(parser)
+    parser.add_argument("--list", action="store_true", help="print the servers and their tools, then exit")
+    parser.add_argument(
+        "--call", nargs="+", metavar="ARG", help="SERVER__TOOL [key=value ...]: call one tool"
+    )
+    parser.add_argument("--yes", action="store_true", help="answer yes to every consent question")
+    parser.add_argument(
+        "--audit", metavar="PATH", help="the audit log (default: the config's, else the state dir)"
+    )
+    parser.set_defaults(handler=_cmd_host)

@@ -1,0 +1,51 @@
+"""``mcpkit gateway``: the servers of a host config served as one MCP server (see docs/host.md).
+
+An entry-point layer: it imports the server (to serve) and the host (to reach the servers).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..host import HostConfig
+from ._server import Gateway
+
+__all__ = ["Gateway", "serve"]
+
+
+def serve(
+    config: HostConfig, *, transport: str = "stdio", host: str = "127.0.0.1", port: int = 8000, **options: Any
+) -> None:
+    """Run a gateway for *config* until the caller goes away (stdio) or until interrupted (http)."""
+    from ..lowlevel import run_async
+
+    gateway = Gateway(config)
+
+    async def main() -> None:
+        async with gateway:
+            if transport == "stdio":
+                await gateway.server.serve_stdio()
+                return
+            await _serve_http(gateway.server.http_app(**options), host, port)
+
+    run_async(main())
+
+
+async def _serve_http(app: Any, host: str, port: int) -> None:
+    """uvicorn on the running loop (the host's connections live on it), with mcpkit's head bounds."""
+    import uvicorn
+
+    from ..transports.http._uvicorn import bounded_protocol
+
+    config = uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        http=bounded_protocol(64 * 1024, 10.0),
+        log_level="warning",
+        lifespan="on",
+        proxy_headers=False,
+        server_header=False,
+        timeout_graceful_shutdown=5,
+    )
+    await uvicorn.Server(config).serve()

@@ -1,0 +1,241 @@
+"""The gateway: a :class:`~mcpkit.host.Host` served as one MCP server, to callers of every revision.
+
+It is an mcpkit :class:`~mcpkit.Server` whose list, call, read and prompt handlers forward to the
+host, so everything a server does for its clients (both eras, every transport, ``list_changed`` to
+handshake sessions and 2026-07-28 ``subscriptions/listen`` streams, results shaped per revision)
+holds for the aggregate. A call the policy marks ``ask`` is put to the calling user with
+``ctx.elicit``; upstream questions are relayed by :mod:`.bridge`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from typing import Any
+
+import msgspec
+
+from .._compat import shape_call_result, shape_listed, shape_prompt_result, shape_tool
+from .._errors import (
+    InvalidParams,
+    MCPError,
+    MethodNotFound,
+    MissingClientCapability,
+    RequestTimeout,
+    RPCError,
+)
+from ..context import Context
+from ..host import ConsentRequest, Host, HostConfig, Unavailable
+from ..server import Server
+from .bridge import Bridge, CallScope
+
+__all__ = ["Gateway"]
+
+_CONSENT_SCHEMA = {
+    "type": "object",
+    "properties": {"allow": {"type": "boolean", "title": "Allow this call", "default": False}},
+    "required": ["allow"],
+}
+
+
+def _dump(value: Any) -> dict[str, Any]:
+    built: dict[str, Any] = msgspec.to_builtins(value)
+    return built
+
+
+class Gateway:
+    """Serves *config*'s servers as one MCP server (``gateway.server``), with a host inside.
+
+    ::
+
+        gateway = Gateway(load_config("mcp.json"))
+        async with gateway:                      # connects to the servers
+            await gateway.server.serve_stdio()   # or gateway.server.http_app() in any ASGI server
+    """
+
+    def __init__(self, config: HostConfig, *, name: str = "mcpkit-gateway", stderr: Any = None) -> None:
+        self.bridge = Bridge(config.roots)
+        self.server = Server(name, instructions="Tools of several MCP servers, named SERVER__TOOL.")
+        self.host = Host(
+            config,
+            sampling=self.bridge.sampling,
+            elicitation=self.bridge.elicitation,
+            roots=self.bridge.list_roots,
+            on_change=self._changed,
+            on_notification=self._notified,
+            caller="gateway",
+            stderr=stderr,
+        )
+        self._background: set[asyncio.Task[None]] = set()
+        for method, handler in (
+            ("tools/list", self._list_tools),
+            ("tools/call", self._call_tool),
+            ("resources/list", self._list_resources),
+            ("resources/templates/list", self._list_templates),
+            ("resources/read", self._read_resource),
+            ("resources/subscribe", self._subscribe),
+            ("resources/unsubscribe", self._unsubscribe),
+            ("prompts/list", self._list_prompts),
+            ("prompts/get", self._get_prompt),
+            ("completion/complete", self._complete),
+        ):
+            self.server.set_handler(method, handler)
+
+    async def __aenter__(self) -> Gateway:
+        await self.host.start()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.server.close_subscriptions()
+        await self.host.aclose()
+
+    # -- what the servers tell us ------------------------------------------------------------------
+
+    def _spawn(self, work: Any) -> None:
+        task = asyncio.ensure_future(work)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    def _changed(self, kind: str) -> None:
+        with contextlib.suppress(RuntimeError):  # no loop: nobody is listening yet
+            self._spawn(self.server.notify_list_changed(kind))
+
+    async def _notified(self, server: str, method: str, params: dict[str, Any]) -> None:
+        if method == "notifications/resources/updated" and isinstance(params.get("uri"), str):
+            self._spawn(self.server.notify_resource_updated(params["uri"]))
+        elif method == "notifications/message":
+            scope = self.bridge.caller_of(server)
+            if scope is not None:  # a log line of a call in flight goes to its caller
+                level = str(params.get("level", "info"))
+                self._spawn(scope.ctx.log(level, params.get("data"), logger=params.get("logger") or server))
+
+    # -- tools -------------------------------------------------------------------------------------
+
+    async def _list_tools(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
+        return {"tools": [shape_tool(_dump(tool), ctx.scope) for tool in self.host.tools()]}
+
+    async def _call_tool(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
+        name = params.get("name")
+        if not isinstance(name, str):
+            raise InvalidParams("tools/call requires params.name (a string)")
+        arguments = params.get("arguments")
+        if arguments is not None and not isinstance(arguments, dict):
+            raise InvalidParams("tools/call params.arguments must be an object")
+        routed = self.host.route(name)
+        upstream = self.host.upstreams[routed.server]
+        client = upstream.client
+        handshake_upstream = client is not None and client.protocol_version < "2026"
+        scope = CallScope(ctx)
+
+        async def ask(request: ConsentRequest) -> bool | None:
+            return await self._consent(request, ctx)
+
+        async def progress(done: float, total: float | None, message: str | None) -> None:
+            await ctx.report_progress(done, total, message)
+
+        with self.bridge.calling(scope):
+            call = asyncio.ensure_future(
+                self.host.call_tool(
+                    name,
+                    arguments,
+                    caller=_caller(ctx),
+                    ask=ask,
+                    on_progress=progress,
+                    guard=self.bridge.guard(scope, handshake_upstream),
+                )
+            )
+        try:
+            waits: set[asyncio.Future[Any]] = {call, scope.needs}
+            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:  # the caller cancelled: so does the upstream call
+            call.cancel()
+            raise
+        if scope.needs.done():
+            # A 2026-07-28 caller must answer an upstream question first: end this round.
+            call.cancel()
+            with contextlib.suppress(BaseException):
+                await call
+            raise scope.needs.result()
+        try:
+            result = call.result()
+        except (Unavailable, RequestTimeout) as exc:
+            # The model should read why, and the caller's other calls go on: a tool error.
+            return {"content": [{"type": "text", "text": str(exc)}], "isError": True}
+        except MCPError as exc:
+            if isinstance(exc, RPCError):
+                raise  # the upstream's own answer, code and all
+            return {"content": [{"type": "text", "text": f"{name}: {exc}"}], "isError": True}
+        return shape_call_result(_dump(result), ctx.scope)
+
+    async def _consent(self, request: ConsentRequest, ctx: Context) -> bool | None:
+        """Ask the calling user through the protocol; None when the caller cannot be asked."""
+        arguments = json.dumps(request.arguments, ensure_ascii=False)
+        if len(arguments) > 500:
+            arguments = arguments[:497] + "..."
+        message = f"Allow the tool {request.tool!r} of server {request.server!r} to run with {arguments}?"
+        try:
+            answer = await ctx.elicit(message, _CONSENT_SCHEMA, key=f"consent:{request.name}")
+        except (MissingClientCapability, MethodNotFound):  # no capability, or a revision without it
+            return None
+        return answer.action == "accept" and bool((answer.content or {}).get("allow"))
+
+    # -- resources, prompts, completion ------------------------------------------------------------
+
+    async def _list_resources(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
+        return {"resources": [shape_listed(_dump(r), ctx.scope) for r in self.host.resources()]}
+
+    async def _list_templates(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
+        templates = self.host.resource_templates()
+        return {"resourceTemplates": [shape_listed(_dump(t), ctx.scope) for t in templates]}
+
+    async def _read_resource(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
+        uri = params.get("uri")
+        if not isinstance(uri, str):
+            raise InvalidParams("resources/read requires params.uri (a string)")
+        return _dump(await self.host.read_resource(uri))
+
+    async def _subscribe(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
+        uri = params.get("uri")
+        if not isinstance(uri, str):
+            raise InvalidParams("params.uri (a string) is required")
+        listener = self.server.session_listener(ctx.connection) if ctx.connection is not None else None
+        if listener is not None:
+            listener.uris.add(uri)
+        await self.host.subscribe(uri)  # best effort: a server without subscriptions never tells
+        return {}
+
+    async def _unsubscribe(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
+        listener = self.server.session_listener(ctx.connection) if ctx.connection is not None else None
+        if listener is not None:
+            listener.uris.discard(str(params.get("uri")))
+        return {}
+
+    async def _list_prompts(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
+        return {"prompts": [shape_listed(_dump(p), ctx.scope) for p in self.host.prompts()]}
+
+    async def _get_prompt(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
+        name = params.get("name")
+        if not isinstance(name, str):
+            raise InvalidParams("prompts/get requires params.name (a string)")
+        arguments = params.get("arguments")
+        result = await self.host.get_prompt(name, arguments if isinstance(arguments, dict) else None)
+        return shape_prompt_result(_dump(result), ctx.scope)
+
+    async def _complete(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
+        ref = params.get("ref")
+        argument = params.get("argument")
+        if not isinstance(ref, dict) or not isinstance(argument, dict):
+            raise InvalidParams("completion/complete requires params.ref and params.argument")
+        context = params.get("context")
+        chosen = context.get("arguments") if isinstance(context, dict) else None
+        completion = await self.host.complete(
+            ref, str(argument.get("name", "")), str(argument.get("value", "")), chosen
+        )
+        return {"completion": _dump(completion)}
+
+
+def _caller(ctx: Context) -> str:
+    """Who calls, for the audit log: the client's name and the request's revision."""
+    info = ctx.client_info or {}
+    return f"{info.get('name', 'unknown')} ({ctx.scope.version})"
