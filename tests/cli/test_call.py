@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import TRAVEL, WEATHER, run_mcpkit
+from .conftest import NOTES, TRAVEL, WEATHER, run_mcpkit
 
 
 def test_key_value_arguments_are_typed_by_the_schema() -> None:
@@ -202,3 +202,8 @@ def test_a_missing_capability_names_the_option() -> None:
 def test_a_kind_the_server_does_not_offer_is_a_usage_error() -> None:
     done = run_mcpkit("prompt", WEATHER, "summarize")
     assert (done.returncode, done.stderr) == (2, "mcpkit: weather offers no prompts\n")
+
+
+def test_a_uri_that_matches_a_template_gets_the_servers_message() -> None:
+    done = run_mcpkit("read", NOTES, "notes://nb_missing")
+    assert (done.returncode, done.stderr) == (1, "mcpkit: notes://nb_missing: no notebook nb_missing\n")

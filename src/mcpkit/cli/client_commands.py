@@ -164,7 +164,7 @@ async def _unknown_resource(client: Any, args: argparse.Namespace, exc: Any) -> 
     for template in templates:
         with contextlib.suppress(Exception):  # a template mcpkit cannot parse matches nothing
             if UriTemplate(str(template.get("uriTemplate"))).match(args.uri) is not None:
-                return CliError(f"{exc} (no such {template.get('name') or 'resource'})", FAILED)
+                return CliError(f"{args.uri}: {exc}", FAILED)  # the server says what is missing
     known = [str(r.get("uri")) for r in resources] + [str(t.get("uriTemplate")) for t in templates]
     return CliError(suggest(args.uri, known, "resource", _server_name(client, args)), USAGE)
 
