@@ -77,7 +77,7 @@ def test_a_dataclass_becomes_a_flat_form() -> None:
             "count": {"type": "integer", "minimum": 1, "maximum": 9},
             "price": {"type": "number"},
             "when": {"type": "string", "format": "date-time"},
-            "size": {"type": "string", "enum": ["l", "s"], "default": "s"},
+            "size": {"type": "string", "enum": ["s", "l"], "default": "s"},  # declared order, not sorted
             "gift": {"type": "boolean", "default": False},
             "note": {"type": "string"},
             "extras": {"type": "array", "items": {"type": "string", "enum": ["bag", "card"]}},

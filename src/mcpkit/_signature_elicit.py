@@ -38,6 +38,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import datetime
+import enum
 import types
 import typing
 from collections.abc import Callable
@@ -174,6 +175,7 @@ def _form(tp: Any) -> ElicitationForm[Any]:
         convert = _msgspec_converter(tp)
     try:
         flat, multi = _flatten(schema)
+        _declared_order(flat["properties"], tp)
         _apply_titles(flat["properties"], _field_titles(tp))
     except TypeError as exc:
         raise TypeError(f"{name}: {exc}") from None
@@ -241,6 +243,32 @@ def _primitive(field: str, spec: dict[str, Any], defs: dict[str, Any]) -> dict[s
     if kind == "string" and "format" in spec and spec["format"] not in _FORMATS:
         raise TypeError(f"field {field!r}: elicitation has no format {spec['format']!r}")
     return spec
+
+
+def _declared_order(properties: dict[str, Any], tp: Any) -> None:
+    """Choices in the order the ``Literal`` or ``Enum`` declares them (msgspec sorts them), which is
+    the order a form shows: ``low, medium, high``, not ``high, low, medium``."""
+    fields = getattr(tp, "model_fields", None)
+    if isinstance(fields, dict):
+        hints = {name: info.annotation for name, info in fields.items()}
+    else:
+        hints = typing.get_type_hints(tp)
+    for field, hint in hints.items():
+        spec = properties.get(field, {})
+        target = spec.get("items", {}) if spec.get("type") == "array" else spec
+        values = target.get("enum")
+        if not isinstance(values, list):
+            continue
+        for item in walk(hint, set()):
+            if typing.get_origin(item) is typing.Literal:
+                declared = list(typing.get_args(item))
+            elif isinstance(item, type) and issubclass(item, enum.Enum):
+                declared = [member.value for member in item]
+            else:
+                continue
+            if sorted(map(str, declared)) == sorted(map(str, values)):
+                target["enum"] = declared
+                break
 
 
 def _field_titles(tp: Any) -> dict[str, dict[str, str]]:
