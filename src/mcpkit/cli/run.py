@@ -59,10 +59,43 @@ def _cmd_run(args: argparse.Namespace) -> int:
             rate_limit=args.rate_limit,
             max_requests_per_session=args.max_requests_per_session,
             stream_queue_limit=args.stream_queue_limit,
+            **_auth_options(args),
         )
     else:
         server.run("stdio")
     return 0
+
+
+def _auth_options(args: argparse.Namespace) -> dict[str, Any]:
+    """``auth=`` for ``server.run`` when ``--auth-issuer`` is given (the auth package is imported
+    only then: a stdio server starts as fast as before)."""
+    if args.auth_issuer is None:
+        if args.auth_audience or args.auth_jwks_uri or args.auth_scope or args.auth_dpop:
+            raise SystemExit("mcpkit run: the --auth-* options need --auth-issuer")
+        return {}
+    if args.auth_audience is None:
+        raise SystemExit("mcpkit run: --auth-issuer needs --auth-audience (this server's canonical URL)")
+    from ..auth import DPoP, ResourceServerAuth
+
+    dpop = None
+    if args.auth_dpop is not None or args.auth_dpop_nonce:
+        dpop = DPoP(required=args.auth_dpop == "required", nonce=args.auth_dpop_nonce)
+    try:
+        auth = ResourceServerAuth(
+            issuer=args.auth_issuer,
+            audience=args.auth_audience,
+            jwks_uri=args.auth_jwks_uri,
+            required_scopes=args.auth_scope,
+            introspection_endpoint=args.auth_introspection_endpoint,
+            introspection_client_id=args.auth_introspection_client_id,
+            introspection_client_secret=os.environ.get("MCPKIT_AUTH_INTROSPECTION_SECRET"),
+            jwks_cooldown=args.auth_jwks_cooldown,
+            leeway=args.auth_leeway,
+            dpop=dpop,
+        )
+    except ValueError as exc:
+        raise SystemExit(f"mcpkit run: {exc}") from None
+    return {"auth": auth}
 
 
 def _rate(text: str) -> str:
@@ -105,4 +138,27 @@ def register(sub: Any) -> None:
         limits.add_argument(flag, type=positive(kind), default=default, help=f"{text} (default: {default})")
     limits.add_argument("--rate-limit", metavar="N/UNIT", default=None, type=_rate,
                         help="requests per client address, e.g. 100/s or 1000/m (429 beyond; default: none)")  # fmt: skip
+    auth = run.add_argument_group("HTTP authorization (OAuth 2.1 resource server; see docs/authorization.md)")
+    auth.add_argument("--auth-issuer", metavar="URL",
+                      help="accept access tokens of this authorization server (iss); protects the endpoint")  # fmt: skip
+    auth.add_argument("--auth-audience", metavar="URL",
+                      help="this server's canonical URL: tokens must name it in aud; the metadata's resource")  # fmt: skip
+    auth.add_argument("--auth-jwks-uri", metavar="URL",
+                      help="the issuer's key set (default: the jwks_uri of its metadata)")  # fmt: skip
+    auth.add_argument("--auth-scope", action="append", default=[], metavar="SCOPE",
+                      help="a scope every request needs (403 without it); repeatable")  # fmt: skip
+    auth.add_argument("--auth-introspection-endpoint", metavar="URL",
+                      help="check opaque tokens there (RFC 7662) instead of as JWTs; the secret is read "
+                           "from MCPKIT_AUTH_INTROSPECTION_SECRET")  # fmt: skip
+    auth.add_argument("--auth-introspection-client-id", metavar="ID",
+                      help="the client id this server authenticates to the introspection endpoint with")  # fmt: skip
+    auth.add_argument("--auth-dpop", choices=["accepted", "required"], default=None,
+                      help="accept DPoP-bound tokens (RFC 9449), or accept only them")  # fmt: skip
+    auth.add_argument("--auth-dpop-nonce", action="store_true",
+                      help="require a server-issued nonce in DPoP proofs")  # fmt: skip
+    auth.add_argument("--auth-leeway", type=positive(float), default=60.0, metavar="SECONDS",
+                      help="clock skew allowed on exp, nbf and iat (default: 60)")  # fmt: skip
+    auth.add_argument("--auth-jwks-cooldown", type=positive(float), default=30.0, metavar="SECONDS",
+                      help="at most one refetch of the keys per this many seconds for an unknown kid "
+                           "(default: 30)")  # fmt: skip
     run.set_defaults(handler=_cmd_run)

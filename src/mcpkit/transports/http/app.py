@@ -10,6 +10,13 @@ pace (408). Then:
   (``Last-Event-ID``), DELETE ends it (:mod:`.sessions`, :mod:`.resume`);
 * the 2024-11-05 HTTP+SSE transport lives at its own two paths (:mod:`.legacy_sse`).
 
+With ``auth=`` the server is an OAuth 2.1 resource server (:mod:`.auth`): every MCP request of
+either era passes the gate after the checks above (401, 403 or 503 otherwise), the Protected
+Resource Metadata is served at its well-known paths, its identity reaches the handler as
+``ctx.auth`` (set in :data:`~mcpkit.auth.current_auth` for the task that delivers the request), and
+a handshake-era session belongs to the subject that opened it: another subject's token on it gets
+404, as if the session did not exist.
+
 Everything a client can make the server hold is bounded, by the settings below: the body, how long
 its rest may take, the number of handshake-era sessions (then ``initialize`` gets 503 and
 ``Retry-After``), the requests in flight per session (then a JSON-RPC error answers at once; answers
@@ -28,10 +35,12 @@ from typing import Final
 from ... import _jsonrpc as jsonrpc
 from ..._errors import HEADER_MISMATCH, INVALID_REQUEST, SERVER_BUSY, RemoteProtocolError
 from ..._ratelimit import KeyedBuckets
+from ...auth import AuthInfo, ResourceServerAuth, current_auth
 from ...kernel import Endpoint
 from ...session import error_response
 from ..event_store import EventStore, MemoryEventStore
 from ._asgi import BodyRefused, Receive, Scope, Send, error, is_json, lifespan, plain, read_body, send_json
+from .auth import AuthGate, ProtectedResourceMetadata, owner_of
 from .cors import CorsPolicy
 from .legacy_sse import open_sse, post_message
 from .resume import ResumableStream, new_resumable, replay
@@ -78,6 +87,8 @@ class StreamableHTTPApp:
             answered with a JSON-RPC error (-32000) at once.
         stream_queue_limit: messages queued for one GET, listen or HTTP+SSE stream whose client
             does not read it; beyond it that stream is ended (nothing else waits for it).
+        auth: protect the endpoint (:class:`~mcpkit.auth.ResourceServerAuth`): every MCP request
+            needs a valid access token; see ``docs/authorization.md``.
     """
 
     def __init__(
@@ -100,8 +111,11 @@ class StreamableHTTPApp:
         stream_queue_limit: int = DEFAULT_STREAM_QUEUE,
         rate_limit: str | None = None,
         cors_origins: Iterable[str] = (),
+        auth: ResourceServerAuth | None = None,
     ) -> None:
         self.server = server
+        self.auth = AuthGate(auth) if auth is not None else None
+        self.metadata = ProtectedResourceMetadata(auth) if auth is not None else None
         cors = list(cors_origins)
         self.cors = CorsPolicy(cors) if cors else None
         self.rate_limit = KeyedBuckets(rate_limit) if rate_limit is not None else None
@@ -142,11 +156,16 @@ class StreamableHTTPApp:
             return
         path = scope["path"]
         legacy = path in (self.sse_path, self.messages_path)
-        if path != self.path and not legacy:
+        metadata = self.metadata is not None and path in self.metadata.paths
+        if path != self.path and not legacy and not metadata:
             await plain(send, 404, b"not found")
             return
         if not self._host_ok(headers.get("host", "")):
             await error(send, 421, None, INVALID_REQUEST, "Misdirected request: this Host is not served here")
+            return
+        if metadata:  # public, for any origin: no Origin check, no token
+            assert self.metadata is not None
+            await self.metadata.serve(scope["method"], send)
             return
         origin = headers.get("origin")
         if origin is not None:
@@ -165,24 +184,46 @@ class StreamableHTTPApp:
                             f"Too many requests: over {self.rate_limit.rate.spec} for this client",
                             [(b"retry-after", str(math.ceil(wait)).encode())])  # fmt: skip
                 return
+        if self.auth is None:
+            await self._serve(scope, headers, None, receive, send)
+            return
+        admitted = await self.auth.admit(scope, headers, send)
+        if admitted is None:
+            return
+        info, send = admitted
+        reset = current_auth.set(info)  # what the handler's task inherits: ctx.auth
+        try:
+            await self._serve(scope, headers, info, receive, send)
+        finally:
+            current_auth.reset(reset)
+
+    async def _serve(
+        self, scope: Scope, headers: dict[str, str], auth: AuthInfo | None, receive: Receive, send: Send
+    ) -> None:
+        """An admitted request (its caller *auth* when the endpoint is protected), by era and method."""
+        path = scope["path"]
+        legacy = path in (self.sse_path, self.messages_path)
+        owner = owner_of(auth)
         self.table.expire_idle()
         method = scope["method"]
         if legacy:
             if path == self.sse_path:
                 if method == "GET":
-                    await open_sse(self.table, self.messages_path, _client_of(scope), receive, send)
+                    await open_sse(self.table, self.messages_path, _client_of(scope), receive, send, owner)
                 else:
                     await plain(send, 405, b"GET opens the event stream")
             elif method == "POST":
                 if not is_json(headers.get("content-type")):
                     await plain(send, 415, b"Content-Type must be application/json")
                     return
-                await post_message(self.table, self.max_body_bytes, self.body_timeout, scope, receive, send)
+                await post_message(
+                    self.table, self.max_body_bytes, self.body_timeout, scope, receive, send, owner
+                )
             else:
                 await plain(send, 405, b"POST messages here")
             return
         if method in ("GET", "DELETE") and "mcp-session-id" in headers:
-            await self._get_or_delete(method, headers, receive, send)
+            await self._get_or_delete(method, headers, receive, send, owner)
             return
         if method != "POST":
             await error(send, 405, None, INVALID_REQUEST, "Method not allowed: POST one JSON-RPC message",
@@ -196,7 +237,7 @@ class StreamableHTTPApp:
         except BodyRefused as exc:
             await error(send, exc.status, None, INVALID_REQUEST, str(exc))
             return
-        await self._post(body, headers, _client_of(scope), receive, send)
+        await self._post(body, headers, _client_of(scope), receive, send, auth)
 
     def _host_ok(self, host: str) -> bool:
         name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
@@ -218,13 +259,26 @@ class StreamableHTTPApp:
         return self._host_ok(rest) and rest.split(":")[0] in _LOCAL_HOSTS
 
     async def _post(
-        self, body: bytes, headers: dict[str, str], client: str, receive: Receive, send: Send
+        self,
+        body: bytes,
+        headers: dict[str, str],
+        client: str,
+        receive: Receive,
+        send: Send,
+        auth: AuthInfo | None = None,
     ) -> None:
         try:
             message = jsonrpc.decode(body)
         except RemoteProtocolError as exc:
             await error(send, 400, exc.request_id, exc.code, str(exc))
             return
+        if (
+            auth is not None
+            and self.auth is not None
+            and await self.auth.refuse_scopes(self.server, message, auth, send)
+        ):
+            return
+        owner = owner_of(auth)
         session_id = headers.get("mcp-session-id")
         if isinstance(message, jsonrpc.Request) and is_stateless(message, session_id is not None):
             # "A request carrying modern per-request _meta is served statelessly according to this
@@ -233,7 +287,7 @@ class StreamableHTTPApp:
             return
         if session_id is None:
             if isinstance(message, jsonrpc.Request) and message.method == "initialize":
-                await self._initialize(message, client, send)
+                await self._initialize(message, client, send, owner)
             elif isinstance(message, jsonrpc.Notification):
                 await plain(send, 202, b"")  # outside a session nothing listens for it; accepting is harmless
             else:
@@ -242,16 +296,17 @@ class StreamableHTTPApp:
                     send, 400, request_id, INVALID_REQUEST, "Bad Request: Mcp-Session-Id header is required"
                 )
             return
-        session = await self._session_for(session_id, headers, send)
+        session = await self._session_for(session_id, headers, send, owner)
         if session is not None:
             await self._in_session(session, message, headers, receive, send)
 
-    async def _initialize(self, request: jsonrpc.Request, client: str, send: Send) -> None:
+    async def _initialize(self, request: jsonrpc.Request, client: str, send: Send, owner: str | None) -> None:
         session = self.table.new(client=client)
         if session is None:
             await error(send, 503, request.id, SERVER_BUSY, "Server busy: too many sessions, retry later",
                         [(b"retry-after", b"5")])  # fmt: skip
             return
+        session.owner = owner
         stream = session.open_stream([request.id])
         await session.served.peer.deliver(request)
         await stream.wait()
@@ -263,10 +318,12 @@ class StreamableHTTPApp:
         self.table.add(session)
         await send_json(send, 200, stream.answer, [(b"mcp-session-id", session.id.encode())])
 
-    async def _session_for(self, session_id: str, headers: dict[str, str], send: Send) -> HTTPSession | None:
-        """The session a message names; answers 404 (unknown or ended) or 400 itself."""
+    async def _session_for(
+        self, session_id: str, headers: dict[str, str], send: Send, owner: str | None
+    ) -> HTTPSession | None:
+        """The session a message names; answers 404 (unknown, ended, or another caller's) or 400 itself."""
         session = self.table.sessions.get(session_id)
-        if session is None or session.legacy:
+        if session is None or session.legacy or session.owner != owner:
             await error(send, 404, None, INVALID_REQUEST, "Session not found: initialize a new one")
             return None
         negotiated = session.version
@@ -355,9 +412,9 @@ class StreamableHTTPApp:
         await send_json(send, 200, body, [(b"retry-after", b"1")])
 
     async def _get_or_delete(
-        self, method: str, headers: dict[str, str], receive: Receive, send: Send
+        self, method: str, headers: dict[str, str], receive: Receive, send: Send, owner: str | None
     ) -> None:
-        session = await self._session_for(headers["mcp-session-id"], headers, send)
+        session = await self._session_for(headers["mcp-session-id"], headers, send, owner)
         if session is None:
             return
         if method == "DELETE":

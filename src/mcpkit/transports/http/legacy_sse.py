@@ -16,15 +16,22 @@ __all__ = ["open_sse", "post_message"]
 
 
 async def open_sse(
-    table: SessionTable, messages_path: str, client: str, receive: Receive, send: Send
+    table: SessionTable,
+    messages_path: str,
+    client: str,
+    receive: Receive,
+    send: Send,
+    owner: str | None = None,
 ) -> None:
-    """GET: a new session and its stream, until the client goes away (503 if there are too many)."""
+    """GET: a new session and its stream, until the client goes away (503 if there are too many);
+    on a protected endpoint it belongs to *owner*, the caller that opened it."""
     new = table.new(legacy=True, client=client)
     if new is None:
         await send({"type": "http.response.start", "status": 503,
                     "headers": [(b"content-type", b"text/plain"), (b"retry-after", b"5")]})  # fmt: skip
         await send({"type": "http.response.body", "body": b"too many sessions, retry later"})
         return
+    new.owner = owner
     session = table.add(new)
     endpoint = f"{messages_path}?session_id={session.id}".encode()
     try:
@@ -34,14 +41,20 @@ async def open_sse(
 
 
 async def post_message(
-    table: SessionTable, max_body_bytes: int, body_timeout: float, scope: Scope, receive: Receive, send: Send
+    table: SessionTable,
+    max_body_bytes: int,
+    body_timeout: float,
+    scope: Scope,
+    receive: Receive,
+    send: Send,
+    owner: str | None = None,
 ) -> None:
-    """POST: one message for the session named in the query string."""
+    """POST: one message for the session named in the query string (404 unless *owner* opened it)."""
     query = dict(
         part.split("=", 1) for part in scope.get("query_string", b"").decode().split("&") if "=" in part
     )
     session = table.sessions.get(query.get("session_id", ""))
-    if session is None or not session.legacy:
+    if session is None or not session.legacy or session.owner != owner:
         await plain(send, 404, b"unknown session")
         return
     try:

@@ -162,6 +162,8 @@ class HTTPSession:
         self.id = secrets.token_urlsafe(24)  # "cryptographically secure": it is a bearer of the session
         self.legacy = legacy  # a 2024-11-05 HTTP+SSE session: everything goes on its one stream
         self.client = client  # the address it was opened from (sessions per client are capped)
+        #: Who opened it, on a protected endpoint (see ``auth.owner_of``): only they may use it.
+        self.owner: str | None = None
         self.touched = time.monotonic()
         self.ended = asyncio.Event()
         #: The open response streams, by the id of each request they carry.

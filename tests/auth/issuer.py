@@ -1,0 +1,197 @@
+"""A small OAuth authorization server for tests: a real HTTP server on 127.0.0.1 (in a thread of the
+test process) serving its metadata (RFC 8414), its key set and a token introspection endpoint
+(RFC 7662), and minting tokens with joserfc.
+
+It holds an RSA and an EC key; :meth:`TestIssuer.rotate` adds a new key (and may retire the old
+ones), as a real issuer rotates. :meth:`TestIssuer.mint` signs any claims with any header, so tests
+can make every kind of bad token a server must refuse.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import secrets
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs
+
+from joserfc import jwk, jwt
+
+from mcpkit.auth.dpop import token_hash
+
+__all__ = ["TestIssuer", "dpop_proof", "new_dpop_key"]
+
+
+class TestIssuer:
+    __test__ = False  # not a test class, whatever its name
+
+    def __init__(self, port: int = 0) -> None:
+        self.rsa = jwk.RSAKey.generate_key(2048, parameters={"kid": "rsa-1", "use": "sig"})
+        self.ec = jwk.ECKey.generate_key("P-256", parameters={"kid": "ec-1", "use": "sig"})
+        self.published: list[jwk.Key] = [self.rsa, self.ec]
+        #: Opaque tokens the introspection endpoint knows, and what it answers for each.
+        self.opaque: dict[str, dict[str, Any]] = {}
+        self.introspection_client = ("mcp-server", secrets.token_urlsafe(12))
+        self.jwks_requests = 0
+        self.introspections = 0
+        self._server = ThreadingHTTPServer(("127.0.0.1", port), _handler(self))
+        self.port = self._server.server_address[1]
+        self.url = f"http://127.0.0.1:{self.port}"
+        self._thread: threading.Thread | None = None
+
+    def __enter__(self) -> TestIssuer:
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    @property
+    def jwks_uri(self) -> str:
+        return f"{self.url}/jwks"
+
+    def metadata(self) -> dict[str, Any]:
+        return {
+            "issuer": self.url,
+            "jwks_uri": self.jwks_uri,
+            "introspection_endpoint": f"{self.url}/introspect",
+            "token_endpoint": f"{self.url}/token",
+            "authorization_endpoint": f"{self.url}/authorize",
+        }
+
+    def rotate(self, kty: str = "EC", *, retire: bool = False) -> jwk.Key:
+        """Publish a new key (and, with *retire*, stop publishing the others); returns it."""
+        kid = f"{kty.lower()}-{len(self.published) + 1}-{secrets.token_hex(2)}"
+        key = self.new_key(kty, kid)
+        self.published = [key] if retire else [*self.published, key]
+        return key
+
+    @staticmethod
+    def new_key(kty: str, kid: str) -> jwk.Key:
+        if kty == "RSA":
+            return jwk.RSAKey.generate_key(2048, parameters={"kid": kid, "use": "sig"})
+        return jwk.ECKey.generate_key("P-256", parameters={"kid": kid, "use": "sig"})
+
+    def mint(
+        self,
+        audience: str | list[str],
+        *,
+        scope: str | None = "mcp",
+        subject: str = "alice",
+        lifetime: float = 300,
+        key: jwk.Key | None = None,
+        alg: str | None = None,
+        header: dict[str, Any] | None = None,
+        jkt: str | None = None,
+        **claims: Any,
+    ) -> str:
+        """A signed access token; *claims* override or add (``iss=``, ``nbf=``, ``exp=None`` drops)."""
+        key = key if key is not None else self.rsa
+        alg = alg or ("RS256" if key.key_type == "RSA" else "ES256")
+        now = int(time.time())
+        body: dict[str, Any] = {
+            "iss": self.url,
+            "sub": subject,
+            "aud": audience,
+            "client_id": "test-client",
+            "iat": now,
+            "exp": now + lifetime,
+            "jti": secrets.token_hex(8),
+        }
+        if scope is not None:
+            body["scope"] = scope
+        if jkt is not None:
+            body["cnf"] = {"jkt": jkt}
+        body.update(claims)
+        body = {k: v for k, v in body.items() if v is not None}
+        head = {"alg": alg, "typ": "at+jwt", "kid": key.kid, **(header or {})}
+        return jwt.encode(head, body, key, algorithms=[alg])
+
+    def opaque_token(self, answer: dict[str, Any]) -> str:
+        token = secrets.token_urlsafe(24)
+        self.opaque[token] = answer
+        return token
+
+
+def unsigned(claims: dict[str, Any]) -> str:
+    """An ``alg: none`` token (which a server must refuse)."""
+
+    def part(value: dict[str, Any]) -> str:
+        return base64.urlsafe_b64encode(json.dumps(value).encode()).rstrip(b"=").decode()
+
+    return f"{part({'alg': 'none', 'typ': 'at+jwt'})}.{part(claims)}."
+
+
+def new_dpop_key() -> jwk.ECKey:
+    return jwk.ECKey.generate_key("P-256")
+
+
+def dpop_proof(
+    key: jwk.Key,
+    method: str,
+    url: str,
+    token: str | None = None,
+    *,
+    nonce: str | None = None,
+    iat: float | None = None,
+    jti: str | None = None,
+    header_jwk: dict[str, Any] | None = None,
+) -> str:
+    """A DPoP proof for *method* and *url*, bound to *token* (``ath``)."""
+    claims: dict[str, Any] = {
+        "htm": method,
+        "htu": url,
+        "iat": int(iat if iat is not None else time.time()),
+        "jti": jti or secrets.token_urlsafe(12),
+    }
+    if token is not None:
+        claims["ath"] = token_hash(token)
+    if nonce is not None:
+        claims["nonce"] = nonce
+    public = header_jwk if header_jwk is not None else key.as_dict(private=False)
+    alg = "ES256" if key.key_type == "EC" else "RS256"
+    return jwt.encode({"typ": "dpop+jwt", "alg": alg, "jwk": public}, claims, key, algorithms=[alg])
+
+
+def _handler(issuer: TestIssuer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:
+            pass  # quiet
+
+        def _json(self, status: int, body: Any) -> None:
+            data = json.dumps(body).encode()
+            self.send_response(status)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def do_GET(self) -> None:
+            if self.path == "/.well-known/oauth-authorization-server":
+                self._json(200, issuer.metadata())
+            elif self.path == "/jwks":
+                issuer.jwks_requests += 1
+                self._json(200, {"keys": [k.as_dict(private=False) for k in issuer.published]})
+            else:
+                self._json(404, {"error": "not_found"})
+
+        def do_POST(self) -> None:
+            if self.path != "/introspect":
+                self._json(404, {"error": "not_found"})
+                return
+            expected = base64.b64encode(":".join(issuer.introspection_client).encode()).decode()
+            if self.headers.get("authorization") != f"Basic {expected}":
+                self._json(401, {"error": "invalid_client"})
+                return
+            issuer.introspections += 1
+            length = int(self.headers.get("content-length", "0"))
+            form = parse_qs(self.rfile.read(length).decode())
+            token = form.get("token", [""])[0]
+            self._json(200, issuer.opaque.get(token, {"active": False}))
+
+    return Handler
