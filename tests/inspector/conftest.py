@@ -35,7 +35,7 @@ CHROMIUM_ARGS = [
 #: Generous: a loaded 2-core machine starts Python processes slowly.
 STARTUP_SECONDS = 30.0
 #: How long the page may take to show what a test waits for.
-WAIT_MS = 20_000
+WAIT_MS = 30_000
 VIEWPORT = {"width": 1280, "height": 800}
 
 
@@ -137,7 +137,25 @@ def open_inspector(page: Any, inspector: Inspector, *, connected: bool = True) -
     listed what it offers."""
     page.goto(inspector.url)
     if connected:
-        page.wait_for_selector("body[data-ready]", state="attached")
+        try:
+            page.wait_for_selector("body[data-ready]", state="attached")
+        except Exception as exc:
+            raise AssertionError(
+                f"the page did not connect: status {page.inner_text('#status')!r}, "
+                f"events {page.inner_text('#events')!r}"
+            ) from exc
+
+
+def wait_ready(page: Any, version: str) -> None:
+    """Wait until the page has connected at *version* and listed what the server offers; say what
+    the page showed if it does not."""
+    try:
+        page.wait_for_selector(f'body[data-ready="{version}"]', state="attached")
+    except Exception as exc:
+        raise AssertionError(
+            f"the page did not connect at {version}: status {page.inner_text('#status')!r}, "
+            f"events {page.inner_text('#events')!r}"
+        ) from exc
 
 
 def screenshot_stats(png: bytes) -> tuple[tuple[int, int], int]:

@@ -19,6 +19,7 @@ from .conftest import (
     screenshot_stats,
     start_dev,
     stop,
+    wait_ready,
 )
 
 pytestmark = pytest.mark.e2e
@@ -135,7 +136,7 @@ def test_an_app_renders_gets_input_and_result_and_calls_the_server(
     if revision != "auto":
         page.select_option("#revision", revision)
         page.click("#connect")
-        page.wait_for_selector(f'body[data-ready="{revision}"]', state="attached")
+        wait_ready(page, revision)
     assert page.locator('.tool-item[data-name="show_counter"] .badge').inner_text() == "app"
     page.click('.tool-item[data-name="show_counter"]')
     page.fill('#tool-detail [data-field="start"] input', "5")

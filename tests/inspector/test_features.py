@@ -4,6 +4,7 @@ elicitation and sampling answered in the page, in both eras; a URL target at a h
 from __future__ import annotations
 
 import json
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,15 @@ from typing import Any
 import pytest
 
 from ..conftest import free_port, http_server, mcpkit_run
-from .conftest import Inspector, changed_fraction, keep_screenshot, open_inspector, start_dev, stop
+from .conftest import (
+    Inspector,
+    changed_fraction,
+    keep_screenshot,
+    open_inspector,
+    start_dev,
+    stop,
+    wait_ready,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -116,7 +125,7 @@ def test_elicitation_and_sampling_are_answered_in_the_page(
         if revision != "auto":
             page.select_option("#revision", revision)
             page.click("#connect")
-            page.wait_for_selector(f'body[data-ready="{revision}"]', state="attached")
+            wait_ready(page, revision)
         page.click('.tool-item[data-name="plan_trip"]')
         page.fill('#tool-detail [data-field="destination"] input', "Rome")
         page.click("#call-tool")
@@ -166,7 +175,13 @@ def test_declining_an_elicitation_reaches_the_tool(page: Any) -> None:
 @pytest.fixture(scope="module")
 def weather_over_http() -> Iterator[str]:
     port = free_port()
-    yield from http_server(mcpkit_run("weather.py", "--transport", "http", "--port", str(port)), port, 30.0)
+    for url in http_server(mcpkit_run("weather.py", "--transport", "http", "--port", str(port)), port, 60.0):
+        # http_server hands over after its wait whether or not the port opened: be sure it did.
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=5).close()
+        except OSError:
+            pytest.fail(f"the HTTP server did not open port {port} within 60 s")
+        yield url
 
 
 def test_a_url_target_at_a_handshake_revision(page: Any, weather_over_http: str) -> None:
@@ -179,7 +194,7 @@ def test_a_url_target_at_a_handshake_revision(page: Any, weather_over_http: str)
         page.fill("#target-value", weather_over_http)
         page.select_option("#revision", "2025-03-26")
         page.click("#connect")
-        page.wait_for_selector('body[data-ready="2025-03-26"]', state="attached")
+        wait_ready(page, "2025-03-26")
         assert "weather 1.0.0 · 2025-03-26" in page.inner_text("#status")
         assert page.locator(".tool-item").count() == 3
         out = page.locator('#traffic li[data-dir="out"][data-method="initialize"]')
@@ -194,6 +209,21 @@ def test_a_url_target_at_a_handshake_revision(page: Any, weather_over_http: str)
         page.click("#call-tool")
         page.locator("#tool-output .result").wait_for()
         assert "Current weather in Berlin" in page.inner_text("#tool-output .result")
+
+        # At 2026-07-28 over HTTP, forecast's location travels in a header too (x-mcp-header): the
+        # page's own tools/list tells the transport which, so the first call is right.
+        page.select_option("#revision", "auto")
+        page.click("#connect")
+        wait_ready(page, "2026-07-28")
+        page.click('.tool-item[data-name="forecast"]')
+        page.fill('#tool-detail [data-field="location"] input', "Oslo")
+        page.fill('#tool-detail [data-field="days"] input', "2")
+        page.click("#call-tool")
+        page.locator("#tool-output .result").wait_for()
+        assert "day 2:" in page.inner_text("#tool-output .result")
+        assert "is-error" not in (page.locator("#tool-output .result").get_attribute("class") or "")
+        calls = page.locator('#traffic li[data-dir="out"][data-method="tools/call"]', has_text="forecast")
+        assert calls.count() == 1
     finally:
         stop(inspector)
 
@@ -205,7 +235,7 @@ def test_an_old_http_sse_endpoint_is_recognised(page: Any, weather_over_http: st
         page.select_option("#target-kind", "url")
         page.fill("#target-value", weather_over_http.removesuffix("/mcp") + "/sse")
         page.click("#connect")
-        page.wait_for_selector('body[data-ready="2024-11-05"]', state="attached")
+        wait_ready(page, "2024-11-05")
         assert page.locator(".tool-item").count() == 3
         # The refused POST is in the traffic too: everything that was sent is shown.
         assert page.locator('#traffic li[data-dir="out"][data-method="server/discover"]').count() == 1
@@ -236,7 +266,7 @@ def test_a_subscription_shows_resource_updates_in_the_handshake_era(page: Any, n
     open_inspector(page, notes)
     page.select_option("#revision", "2025-06-18")
     page.click("#connect")
-    page.wait_for_selector('body[data-ready="2025-06-18"]', state="attached")
+    wait_ready(page, "2025-06-18")
     notebook_id = json.loads(_call(page, "create_notebook").locator("pre.structured").inner_text())[
         "notebook_id"
     ]

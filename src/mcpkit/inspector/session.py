@@ -11,6 +11,7 @@ stderr, questions for the user (elicitation, sampling), the connection's state, 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import secrets
 import time
@@ -18,11 +19,13 @@ from typing import Any, Final
 
 import msgspec
 
-from .._errors import MCPError, RPCError
+from .._errors import HeaderMismatch, MCPError, RPCError
+from .._headers import mirrored_parameters
 from .._versions import Era
 from ..client import Client
 from ..client.callbacks import implied_capabilities
 from ..client.connect import open_legacy_sse, refused_post
+from ..client.exchange import ProgressCallback
 from ..transports.base import Transport
 from ..transports.http_client import HTTPClientTransport
 from .recording import UI_EXTENSION, UI_EXTENSION_SETTINGS, RecordingTransport
@@ -43,6 +46,7 @@ class InspectorSession:
         self.events: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         self.target: Target | None = None
         self._client: Client | None = None
+        self._wire: Transport | None = None  # the current client's (recorded) transport
         self._generation = 0  # which connection the events of a transport belong to
         self._connecting = asyncio.Lock()
         self._questions: dict[str, asyncio.Future[dict[str, Any]]] = {}
@@ -95,8 +99,8 @@ class InspectorSession:
         (``"auto"`` or absent to negotiate), offering ``roots`` (a list of URIs), asking for log
         messages from ``logLevel`` up (default ``info``; empty for the server's default)."""
         target = Target.parse(params.get("target"), self.dev)
-        version = params.get("protocolVersion") or None
-        version = None if version == "auto" else str(version)
+        asked = params.get("protocolVersion")
+        version = None if asked in (None, "", "auto") else str(asked)
         self._roots = _roots(params.get("roots"))
         async with self._connecting:
             await self.disconnect()
@@ -150,7 +154,7 @@ class InspectorSession:
             self.emit("progress", callId=call_id, progress=value, total=total, message=message)
 
         task = asyncio.ensure_future(
-            client.request(method, call_params, on_progress=progress if call_id is not None else None)
+            self._send(client, method, call_params, progress if call_id is not None else None)
         )
         if call_id is not None:
             self._calls[str(call_id)] = task
@@ -163,6 +167,28 @@ class InspectorSession:
             raise MCPError("cancelled from the inspector") from None
         finally:
             self._calls.pop(str(call_id), None)
+
+    async def _send(
+        self, client: Client, method: str, params: dict[str, Any], progress: ProgressCallback | None
+    ) -> Any:
+        """*method* through the client, keeping the HTTP transport's ``x-mcp-header`` table current
+        (the page lists tools with raw ``tools/list`` requests, not ``Client.list_tools``)."""
+        try:
+            result = await client.request(method, params, on_progress=progress)
+        except HeaderMismatch:
+            if method != "tools/call":
+                raise
+            # "the client SHOULD call tools/list to check for changes to the tool's inputSchema,
+            # then retry the original request with the appropriate headers"
+            await client.list_tools()
+            return await client.request(method, params, on_progress=progress)
+        mirrored = getattr(self._wire, "mirrored", None)
+        if method == "tools/list" and isinstance(mirrored, dict) and isinstance(result, dict):
+            for tool in result.get("tools") or []:
+                if isinstance(tool, dict) and isinstance(tool.get("inputSchema"), dict):
+                    with contextlib.suppress(ValueError):  # an invalid tool: its calls will say so
+                        mirrored[str(tool.get("name"))] = mirrored_parameters(tool["inputSchema"])
+        return result
 
     def answer(self, params: dict[str, Any]) -> dict[str, Any]:
         """The user's answer to a server's question: ``{key, result}`` or ``{key, error}``."""
@@ -181,7 +207,7 @@ class InspectorSession:
     # -- connecting --------------------------------------------------------------------------------
 
     async def _open(self, target: Target, version: str | None, generation: int) -> Client:
-        transport = await self._transport(target, generation)
+        transport = self._wire = await self._transport(target, generation)
         client = self._client_for(transport, version)
         try:
             await client.connect()
@@ -190,8 +216,8 @@ class InspectorSession:
                 raise
             # An old HTTP+SSE endpoint (2024-11-05): the client does this fallback for URL targets,
             # but this one is a transport (so that it can be recorded).
-            legacy = await open_legacy_sse(target.value)
-            client = self._client_for(self._recorded(legacy, generation), version or "2024-11-05")
+            legacy = self._wire = self._recorded(await open_legacy_sse(target.value), generation)
+            client = self._client_for(legacy, version or "2024-11-05")
             await client.connect()
         return client
 
