@@ -52,6 +52,7 @@ class Context:
             env_prefix=env_prefix,
             inputs=self.inputs if inputs else {},
             ask_input=ask,
+            inputs_allowed=inputs,
             builtins={
                 "userHome": str(Path(self.env.get("HOME", str(Path.home())))),
                 "workspaceFolder": self.workspace,
@@ -154,7 +155,7 @@ def _enabled(entry: Node) -> bool:
 
 def _key(name: str, node: Node) -> str:
     key = naming.normalise_key(name)
-    if not key:
+    if not re.search(r"[A-Za-z0-9]", key):
         raise node.error("a server name needs at least one letter or digit")
     return key
 

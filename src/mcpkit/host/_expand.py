@@ -39,6 +39,7 @@ class Expander:
         shell_style: ``${VAR}`` and ``${VAR:-default}`` (Claude Code, and the mcpServers family).
         env_prefix: ``${env:NAME}`` (Cursor, Windsurf, VS Code).
         inputs: ``${input:id}`` answers (VS Code), asked for lazily through *ask_input*.
+        inputs_allowed: the dialect has ``${input:id}`` at all (VS Code's).
         ask_input: ``fn(id) -> str | None``: the answer to an input not in *inputs* (None: no answer).
         builtins: other names the dialect defines (``userHome``, ``workspaceFolder``).
     """
@@ -48,6 +49,7 @@ class Expander:
     env_prefix: bool = True
     inputs: dict[str, str] = field(default_factory=dict)
     ask_input: Callable[[str], str | None] | None = None
+    inputs_allowed: bool = False
     builtins: Mapping[str, str] = field(default_factory=dict)
 
     def expand(self, text: str) -> str:
@@ -70,7 +72,7 @@ class Expander:
             if rest not in self.env:
                 raise UnsetVariable(reference, f"environment variable {rest}")
             return self.env[rest]
-        if colon and scheme == "input" and (self.inputs or self.ask_input is not None):
+        if colon and scheme == "input" and self.inputs_allowed:
             if rest not in self.inputs and self.ask_input is not None:
                 answer = self.ask_input(rest)
                 if answer is not None:
