@@ -169,6 +169,18 @@ def screenshot_stats(png: bytes) -> tuple[tuple[int, int], int]:
     return image.size, len(colours) if colours is not None else 1 << 20
 
 
+def dominant_colour(png: bytes) -> tuple[tuple[int, int, int], float]:
+    """A screenshot's commonest colour and the share of pixels that have it."""
+    import io
+
+    from PIL import Image
+
+    image = Image.open(io.BytesIO(png)).convert("RGB")
+    colours = image.getcolors(maxcolors=1 << 20) or []
+    count, colour = max(colours)
+    return colour, count / (image.size[0] * image.size[1])
+
+
 def changed_fraction(before: bytes, after: bytes) -> float:
     """The share of pixels that differ between two screenshots of the same size."""
     import io

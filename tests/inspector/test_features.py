@@ -4,7 +4,10 @@ elicitation and sampling answered in the page, in both eras; a URL target at a h
 from __future__ import annotations
 
 import json
+import shlex
 import socket
+import sys
+import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,6 +18,7 @@ from ..conftest import free_port, http_server, mcpkit_run
 from .conftest import (
     Inspector,
     changed_fraction,
+    dominant_colour,
     keep_screenshot,
     open_inspector,
     start_dev,
@@ -280,3 +284,64 @@ def test_a_subscription_shows_resource_updates_in_the_handshake_era(page: Any, n
     update.first.wait_for()
     update.first.locator(".summary").click()
     assert json.loads(update.first.locator("pre").inner_text()) == {"uri": f"notes://{notebook_id}"}
+
+
+IMAGE_SERVER = textwrap.dedent(
+    '''
+    import base64
+    import struct
+    import sys
+    import zlib
+
+    from mcpkit import ImageContent, Server, TextContent
+
+    server = Server("painter", "1.0.0")
+
+
+    def _png(width: int, height: int, rgb: tuple[int, int, int]) -> bytes:
+        def chunk(kind: bytes, data: bytes) -> bytes:
+            body = kind + data
+            return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
+
+        rows = b"".join(b"\\x00" + bytes(rgb) * width for _ in range(height))
+        header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+        return b"\\x89PNG\\r\\n\\x1a\\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
+
+
+    @server.tool
+    def paint(width: int = 40, height: int = 20) -> list[TextContent | ImageContent]:
+        """A red rectangle."""
+        print(f"painting {width}x{height}", file=sys.stderr)
+        data = base64.b64encode(_png(width, height, (220, 30, 30))).decode()
+        return [TextContent(text=f"{width}x{height}"), ImageContent(data=data, mime_type="image/png")]
+    '''
+)
+
+
+def test_a_command_line_target_and_an_image_result(page: Any, tmp_path: Path) -> None:
+    server = tmp_path / "painter.py"
+    server.write_text(IMAGE_SERVER)
+    inspector = start_dev()
+    try:
+        open_inspector(page, inspector, connected=False)
+        page.select_option("#target-kind", "command")
+        page.fill("#target-value", f"{shlex.quote(sys.executable)} -m mcpkit run {shlex.quote(str(server))}")
+        page.click("#connect")
+        wait_ready(page, "2026-07-28")
+        page.click('.tool-item[data-name="paint"]')
+        page.fill('#tool-detail [data-field="width"] input', "64")
+        page.click("#call-tool")
+        image = page.locator("#tool-output .result img")
+        image.wait_for()
+        assert image.evaluate("img => img.decode().then(() => img.naturalWidth)") == 64
+        assert image.evaluate("img => img.naturalHeight") == 20
+        assert page.inner_text("#tool-output .result pre.text") == "64x20"
+        # The server's stderr is in the events, not lost.
+        page.locator('#events li[data-kind="stderr"]', has_text="painting 64x20").wait_for()
+        shot = image.screenshot()
+        keep_screenshot(shot, "image.png", tmp_path)
+        colour, share = dominant_colour(shot)
+        assert colour == (220, 30, 30)  # the server's red rectangle, drawn
+        assert share > 0.6  # (the rest is the image's border)
+    finally:
+        stop(inspector)
