@@ -44,7 +44,7 @@ from .client import Client, Subscription
 from .context import Context
 from .kernel import Endpoint, Outbound, ServerSession
 from .lowlevel import Listener, LowLevelServer
-from .server import Server, ToolOptions
+from .server import Server, ToolOptions, UIResourceOptions
 from .session import Peer
 from .skills import Skill, SkillResource, SkillVerificationError
 from .tasks import InMemoryTaskStore, TaskRecord, TaskRunner, TaskStore
@@ -158,6 +158,7 @@ __all__ = [
     "ToolOptions",
     "Transport",
     "TransportError",
+    "UIResourceOptions",
     "UnsupportedProtocolVersion",
     "elicitation_form",
     "header",

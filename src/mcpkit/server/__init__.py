@@ -1,10 +1,11 @@
 """The friendly server: typed Python functions become MCP tools, resources and prompts.
 
-:class:`Server` is composed of one part per feature (:mod:`.tools`, :mod:`.resources`,
+:class:`Server` is composed of one part per feature (:mod:`.tools`, :mod:`.resources`, :mod:`.apps`,
 :mod:`.prompts`) over the state they share (:mod:`._base`), all on :class:`~mcpkit.LowLevelServer`.
 """
 
 from ._server import Server
+from .apps import UIResourceOptions
 from .tools import ToolOptions
 
-__all__ = ["Server", "ToolOptions"]
+__all__ = ["Server", "ToolOptions", "UIResourceOptions"]

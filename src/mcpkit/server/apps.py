@@ -37,7 +37,7 @@ import logging
 import os
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any, Final, Literal, TypeAlias, overload
+from typing import Any, Final, Literal, TypeAlias, TypedDict, Unpack, overload
 
 from .._errors import RPCError
 from ..context import Context
@@ -45,7 +45,7 @@ from ..types import APP_MIME_TYPE, ResourceContents
 from ._base import F
 from .resources import ResourcesAPI
 
-__all__ = ["AppsAPI", "Visibility", "tool_ui_meta"]
+__all__ = ["AppsAPI", "UIResourceOptions", "Visibility", "tool_ui_meta"]
 
 logger = logging.getLogger("mcpkit.server")
 
@@ -102,6 +102,20 @@ def _check_uri(uri: str) -> None:
 
 
 HTMLSource: TypeAlias = str | os.PathLike[str]
+Permission: TypeAlias = Literal["camera", "microphone", "geolocation", "clipboardWrite"]
+
+
+class UIResourceOptions(TypedDict, total=False):
+    """What :meth:`AppsAPI.ui_resource` accepts besides the URI and the page."""
+
+    name: str  # default: the URI's last segment
+    title: str
+    description: str
+    csp: dict[str, list[str]]  # connectDomains, resourceDomains, frameDomains, baseUriDomains
+    permissions: Sequence[Permission]
+    domain: str  # a dedicated sandbox origin, in the host's format
+    prefers_border: bool  # ask for a border and background (unset: the host decides)
+    meta: dict[str, Any]  # more _meta for the resource and its contents
 
 
 class AppsAPI(ResourcesAPI):
@@ -126,17 +140,20 @@ class AppsAPI(ResourcesAPI):
                 )
 
     @overload
-    def ui_resource(self, uri: str, html: HTMLSource, /, **options: Any) -> None: ...
+    def ui_resource(self, uri: str, html: HTMLSource, /, **options: Unpack[UIResourceOptions]) -> None: ...
     @overload
-    def ui_resource(self, uri: str, html: None = None, /, **options: Any) -> Callable[[F], F]: ...
     def ui_resource(
-        self, uri: str, html: HTMLSource | None = None, /, **options: Any
+        self, uri: str, html: None = None, /, **options: Unpack[UIResourceOptions]
+    ) -> Callable[[F], F]: ...
+    def ui_resource(
+        self, uri: str, html: HTMLSource | None = None, /, **options: Unpack[UIResourceOptions]
     ) -> Callable[[F], F] | None:
         """Serve an MCP App's HTML at *uri* (``ui://...``), as ``text/html;profile=mcp-app``.
 
         *html* is the page (a string) or a file to read on each request (a path); without it this
         is a decorator for a function (sync or async, optionally taking ``Context``) returning the
-        page. Options: ``name`` (default: the URI's last segment), ``title``, ``description``,
+        page (a sync one runs in a worker thread, as sync tools do). Options (:class:`UIResourceOptions`):
+        ``name`` (default: the URI's last segment), ``title``, ``description``,
         ``csp`` (``{"connectDomains": [...], "resourceDomains": [...], "frameDomains": [...],
         "baseUriDomains": [...]}``: the origins the page may reach; none by default),
         ``permissions`` (any of ``camera``, ``microphone``, ``geolocation``, ``clipboardWrite``),
@@ -160,11 +177,15 @@ class AppsAPI(ResourcesAPI):
             raise ValueError(f"{html!r} is not HTML; pass a pathlib.Path to serve a file")
         if html is not None:
             source = html
-            self._add_ui_resource(uri, lambda: source, options)
+
+            async def static() -> HTMLSource:
+                return source
+
+            self._add_ui_resource(uri, static, dict(options))
             return None
 
         def register(fn: F) -> F:
-            self._add_ui_resource(uri, fn, options)
+            self._add_ui_resource(uri, fn, dict(options))
             return fn
 
         return register
@@ -183,11 +204,11 @@ class AppsAPI(ResourcesAPI):
         wants_context = any(
             p.annotation in (Context, "Context") for p in inspect.signature(fn).parameters.values()
         )
+        is_async = inspect.iscoroutinefunction(fn)
 
         async def read(ctx: Context) -> ResourceContents:
-            page = fn(ctx) if wants_context else fn()
-            if inspect.isawaitable(page):
-                page = await page
+            args = (ctx,) if wants_context else ()
+            page = await fn(*args) if is_async else await asyncio.to_thread(fn, *args)
             if isinstance(page, os.PathLike):
                 page = await asyncio.to_thread(Path(page).read_text, encoding="utf-8")
             if not isinstance(page, str):
