@@ -1,0 +1,123 @@
+"""The pieces without a network: nonce rotation, the replay cache, key-set backoff and cooldown,
+the configuration's refusals, and that importing mcpkit loads none of it."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+import time
+
+import pytest
+
+from mcpkit.auth import AuthUnavailable, DPoP, DPoPError, ResourceServerAuth
+from mcpkit.auth.dpop import DPoPVerifier, NonceSource, normalize_url
+from mcpkit.auth.jwks import RemoteKeys
+from mcpkit.transports.http.auth import metadata_url
+
+from ..conftest import free_port
+from .issuer import TestIssuer, dpop_proof, new_dpop_key
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_nonces_rotate_and_the_previous_one_has_a_grace_period() -> None:
+    clock = Clock()
+    nonces = NonceSource(rotate_every=300, grace=60, clock=clock)
+    first = nonces.current()
+    assert nonces.accepts(first) and not nonces.accepts("guess")
+    clock.now += 300
+    second = nonces.current()
+    assert second != first and nonces.accepts(second) and nonces.accepts(first)
+    clock.now += 61
+    assert not nonces.accepts(first) and nonces.accepts(second)
+    clock.now += 1000  # several periods without a request: nothing old survives
+    assert not nonces.accepts(second) and nonces.accepts(nonces.current())
+
+
+def test_the_replay_cache_is_bounded_and_forgets_old_proofs() -> None:
+    clock = Clock()
+    clock.now = time.time()
+    verifier = DPoPVerifier(window=60, max_proofs=2, clock=clock)
+    key = new_dpop_key()
+    url = "https://mcp.example/mcp"
+
+    def check(jti: str) -> None:
+        proof = dpop_proof(key, "POST", url, "tok", jti=jti, iat=clock.now)
+        verifier.check(proof, "POST", [url], "tok", key.thumbprint())
+
+    check("a")
+    check("b")
+    with pytest.raises(DPoPError, match="too many"):
+        check("c")  # full of proofs still young enough to replay: refuse rather than forget
+    clock.now += 121
+    check("c")  # the old ones expired
+    with pytest.raises(DPoPError, match="used before"):
+        check("c")
+
+
+def test_urls_are_normalized_for_htu() -> None:
+    assert normalize_url("HTTPS://MCP.Example:443/mcp?x=1#f") == "https://mcp.example/mcp"
+    assert normalize_url("http://[::1]:8000/mcp") == "http://[::1]:8000/mcp"
+    assert normalize_url("http://a/mcp") != normalize_url("http://a/mcp/")
+
+
+def test_the_key_set_backs_off_and_a_refetch_for_an_unknown_kid_is_rate_limited() -> None:
+    async def scenario() -> None:
+        port = free_port()
+        clock = Clock()
+        keys = RemoteKeys(
+            f"http://127.0.0.1:{port}", f"http://127.0.0.1:{port}/jwks", cooldown=30, clock=clock
+        )
+        with pytest.raises(AuthUnavailable):
+            await keys.candidates("rsa-1", "RSA")
+        with pytest.raises(AuthUnavailable) as backing_off:  # no second try during the backoff
+            await keys.candidates("rsa-1", "RSA")
+        assert 0 < backing_off.value.retry_after <= 0.5
+        with TestIssuer(port) as issuer:
+            clock.now += 0.5
+            assert [k.kid for k in await keys.candidates("rsa-1", "RSA")] == ["rsa-1"]
+            assert await keys.candidates("rsa-1", "EC") == []  # an RSA key never checks an EC signature
+            fetched = issuer.jwks_requests
+            for _ in range(5):
+                assert await keys.candidates("unknown", "EC") == []
+            assert issuer.jwks_requests == fetched  # within the cooldown: no refetch
+            key = issuer.rotate("EC")
+            clock.now += 30
+            assert [k.kid for k in await keys.candidates(key.kid, "EC")] == [key.kid]
+            assert issuer.jwks_requests == fetched + 1
+        await keys.aclose()
+
+    asyncio.run(scenario())
+
+
+def test_the_configuration_refuses_none_hmac_and_relative_urls() -> None:
+    for algorithms in (["none"], ["HS256"], ["RS256", "HS512"], []):
+        with pytest.raises(ValueError, match="never 'none' nor HMAC"):
+            ResourceServerAuth(
+                issuer="https://as.example", audience="https://mcp.example/mcp", algorithms=algorithms
+            )
+    with pytest.raises(ValueError, match="never 'none' nor HMAC"):
+        ResourceServerAuth(
+            issuer="https://as.example", audience="https://mcp.example/mcp", dpop=DPoP(algorithms=["HS256"])
+        )
+    with pytest.raises(ValueError, match="absolute"):
+        ResourceServerAuth(issuer="https://as.example", audience="/mcp")
+    assert metadata_url("https://mcp.example/public/mcp") == (
+        "https://mcp.example/.well-known/oauth-protected-resource/public/mcp"
+    )
+
+
+def test_importing_mcpkit_loads_no_jose_crypto_or_http_client() -> None:
+    code = (
+        "import sys, mcpkit, mcpkit.cli, mcpkit.auth;"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('joserfc', 'cryptography', 'httpx')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
