@@ -1,0 +1,273 @@
+"""Small real HTTP servers on 127.0.0.1 for the authorizing client's tests: a bare HTTP/1.1 router
+(:class:`Router`), and on it a protected MCP endpoint with its authorization server
+(:class:`Protected`) whose behaviour each test adjusts through plain attributes."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import hashlib
+import json
+import secrets
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit
+
+
+@dataclass
+class Seen:
+    """One request as the server received it."""
+
+    method: str
+    path: str
+    query: dict[str, str]
+    headers: dict[str, str]  # lowercase names
+    body: bytes
+
+    def form(self) -> dict[str, str]:
+        return dict(parse_qsl(self.body.decode()))
+
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+
+Reply = tuple[int, dict[str, str], bytes]
+Handler = Callable[[Seen], Awaitable[Reply]]
+
+
+def as_json(status: int, body: Any, headers: dict[str, str] | None = None) -> Reply:
+    return status, {"Content-Type": "application/json", **(headers or {})}, json.dumps(body).encode()
+
+
+class Router:
+    """An HTTP/1.1 server answering ``(method, path)`` with its handler (404 otherwise), one request
+    per connection; every request is kept in :attr:`seen`."""
+
+    def __init__(self) -> None:
+        self.routes: dict[tuple[str, str], Handler] = {}
+        self.seen: list[Seen] = []
+        self.url = ""
+
+    def route(self, method: str, path: str) -> Callable[[Handler], Handler]:
+        def register(handler: Handler) -> Handler:
+            self.routes[(method, path)] = handler
+            return handler
+
+        return register
+
+    def paths(self, method: str = "GET") -> list[str]:
+        return [s.path for s in self.seen if s.method == method]
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            line = (await reader.readline()).decode()
+            if not line:
+                return
+            method, target, _ = line.split(" ", 2)
+            headers: dict[str, str] = {}
+            while (raw := await reader.readline()) not in (b"\r\n", b"\n", b""):
+                name, _, value = raw.decode().partition(":")
+                headers[name.strip().lower()] = value.strip()
+            body = await reader.readexactly(int(headers.get("content-length", "0")))
+            parts = urlsplit(target)
+            seen = Seen(method, parts.path, dict(parse_qsl(parts.query)), headers, body)
+            self.seen.append(seen)
+            handler = self.routes.get((method, parts.path))
+            status, reply_headers, content = (
+                await handler(seen) if handler else (404, {"Content-Type": "text/plain"}, b"not found")
+            )
+            head = f"HTTP/1.1 {status} X\r\nContent-Length: {len(content)}\r\nConnection: close\r\n"
+            head += "".join(f"{k}: {v}\r\n" for k, v in reply_headers.items())
+            writer.write(head.encode() + b"\r\n" + content)
+            await writer.drain()
+        except (ConnectionError, asyncio.IncompleteReadError):
+            pass
+        finally:
+            writer.close()
+            with contextlib.suppress(ConnectionError):
+                await writer.wait_closed()
+
+    @contextlib.asynccontextmanager
+    async def running(self) -> AsyncIterator[str]:
+        server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        self.url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
+        try:
+            yield self.url
+        finally:
+            server.close()
+            await server.wait_closed()
+
+
+DISCOVERED = {
+    "supportedVersions": ["2026-07-28"],
+    "capabilities": {"tools": {}},
+    "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "protected", "version": "1"}},
+}
+
+
+@dataclass
+class Protected:
+    """A 2026-07-28 MCP endpoint at ``/mcp`` that wants a token, and the authorization server that
+    issues them, on one router. Attributes set what each side publishes and accepts."""
+
+    router: Router = field(default_factory=Router)
+    as_path: str = ""  # the issuer's path ("/tenant1": the issuer has a path component)
+    prm_in_challenge: bool = True
+    prm_at: str = "/.well-known/oauth-protected-resource/mcp"
+    metadata_at: str = "/.well-known/oauth-authorization-server"  # where the AS metadata is served
+    metadata_extra: dict[str, Any] = field(default_factory=dict)
+    issuer_override: str | None = None
+    auth_methods: list[str] = field(default_factory=lambda: ["none"])
+    challenge_scope: str | None = None
+    required_scope: str | None = None  # tools/list needs it (403 insufficient_scope otherwise)
+    token_lifetime: int = 3600
+    issue_refresh: bool = True
+    refresh_delay: float = 0.0
+    registered_secret: str | None = None
+    tokens: dict[str, str] = field(default_factory=dict)  # access token -> scope
+    refreshes: dict[str, str] = field(default_factory=dict)  # refresh token -> scope
+    token_requests: list[Seen] = field(default_factory=list)
+    authorizations: list[dict[str, str]] = field(default_factory=list)
+    codes: dict[str, tuple[str, str]] = field(default_factory=dict)  # code -> (PKCE challenge, scope)
+
+    @property
+    def base(self) -> str:
+        return self.router.url
+
+    @property
+    def issuer(self) -> str:
+        return self.issuer_override or f"{self.base}{self.as_path}"
+
+    @property
+    def mcp_url(self) -> str:
+        return f"{self.base}/mcp"
+
+    @contextlib.asynccontextmanager
+    async def running(self) -> AsyncIterator[Protected]:
+        r = self.router
+        r.route("POST", "/mcp")(self._mcp)
+        r.route("GET", self.prm_at)(self._prm)
+        r.route("GET", self.metadata_at)(self._metadata)
+        r.route("POST", f"{self.as_path}/register")(self._register)
+        r.route("GET", f"{self.as_path}/authorize")(self._authorize)
+        r.route("POST", f"{self.as_path}/token")(self._token)
+        async with r.running():
+            yield self
+
+    def _challenge(self, status: int, error: str, scope: str | None) -> Reply:
+        params = [f'error="{error}"']
+        if scope:
+            params.append(f'scope="{scope}"')
+        if self.prm_in_challenge:
+            params.append(f'resource_metadata="{self.base}{self.prm_at}"')
+        return as_json(status, {"error": error}, {"WWW-Authenticate": "Bearer " + ", ".join(params)})
+
+    async def _mcp(self, seen: Seen) -> Reply:
+        message = seen.json()
+        token = seen.headers.get("authorization", "").removeprefix("Bearer ")
+        if token not in self.tokens:
+            return self._challenge(401, "invalid_token", self.challenge_scope)
+        if (
+            message["method"] == "tools/list"
+            and self.required_scope
+            and self.required_scope not in self.tokens[token].split()
+        ):
+            return self._challenge(403, "insufficient_scope", self.required_scope)
+        result = DISCOVERED if message["method"] == "server/discover" else {"tools": []}
+        return as_json(200, {"jsonrpc": "2.0", "id": message["id"], "result": result})
+
+    async def _prm(self, seen: Seen) -> Reply:
+        return as_json(200, {"resource": self.mcp_url, "authorization_servers": [self.issuer]})
+
+    async def _metadata(self, seen: Seen) -> Reply:
+        prefix = f"{self.base}{self.as_path}"
+        return as_json(
+            200,
+            {
+                "issuer": self.issuer,
+                "authorization_endpoint": f"{prefix}/authorize",
+                "token_endpoint": f"{prefix}/token",
+                "registration_endpoint": f"{prefix}/register",
+                "response_types_supported": ["code"],
+                "code_challenge_methods_supported": ["S256"],
+                "token_endpoint_auth_methods_supported": self.auth_methods,
+                "authorization_response_iss_parameter_supported": True,
+                **self.metadata_extra,
+            },
+        )
+
+    async def _register(self, seen: Seen) -> Reply:
+        body = seen.json()
+        answer = {"client_id": f"client-{len(self.router.paths('POST'))}", **body}
+        if self.registered_secret is not None:
+            answer["client_secret"] = self.registered_secret
+        return as_json(201, answer)
+
+    async def _authorize(self, seen: Seen) -> Reply:
+        self.authorizations.append(seen.query)
+        code = secrets.token_urlsafe(8)
+        self.codes[code] = (seen.query.get("code_challenge", ""), seen.query.get("scope", ""))
+        params = {"code": code, "state": seen.query.get("state", ""), "iss": self.issuer}
+        return 302, {"Location": f"{seen.query['redirect_uri']}?{urlencode(params)}"}, b""
+
+    def _issue(self, scope: str) -> Reply:
+        access = secrets.token_urlsafe(12)
+        self.tokens[access] = scope
+        body: dict[str, Any] = {
+            "access_token": access,
+            "token_type": "Bearer",
+            "expires_in": self.token_lifetime,
+        }
+        if scope:
+            body["scope"] = scope
+        if self.issue_refresh:
+            refresh = secrets.token_urlsafe(12)
+            self.refreshes[refresh] = scope
+            body["refresh_token"] = refresh
+        return as_json(200, body)
+
+    async def _token(self, seen: Seen) -> Reply:
+        self.token_requests.append(seen)
+        form = seen.form()
+        grant = form.get("grant_type")
+        if grant == "authorization_code":
+            verifier = form.get("code_verifier", "")
+            challenge, scope = self.codes.pop(form.get("code", ""), ("", ""))
+            digest = (
+                base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+            )
+            if not challenge or digest != challenge:
+                return as_json(400, {"error": "invalid_grant"})
+            return self._issue(scope)
+        if grant == "refresh_token":
+            await asyncio.sleep(self.refresh_delay)  # long enough for every waiting request to pile up
+            scope = self.refreshes.pop(form.get("refresh_token", ""), None)  # single use: rotated
+            if scope is None:
+                return as_json(400, {"error": "invalid_grant"})
+            return self._issue(scope)
+        if grant == "client_credentials":
+            return self._issue(form.get("scope", ""))
+        return as_json(400, {"error": "unsupported_grant_type"})
+
+    def expire_all(self) -> None:
+        """Every access token stops working at once (the refresh tokens still do)."""
+        self.tokens.clear()
+
+
+async def approve(url: str) -> str:
+    """The browser step against :class:`Protected`: its /authorize redirects at once."""
+    import httpx
+
+    async with httpx.AsyncClient() as http:
+        reply = await http.get(url)
+    location: str = reply.headers["location"]
+    return location
+
+
+def run(coro: Awaitable[Any], timeout: float = 20.0) -> Any:
+    async def bounded() -> Any:
+        return await asyncio.wait_for(coro, timeout)
+
+    return asyncio.run(bounded())
