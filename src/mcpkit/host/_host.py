@@ -38,7 +38,7 @@ from ..types import (
     TextContent,
     Tool,
 )
-from . import aggregate
+from . import aggregate, naming
 from .audit import AuditLog, default_audit_path
 from .model import DEFAULT_REDACT, HostConfig
 from .upstream import ServerStatus, Upstream, UpstreamHooks
@@ -254,6 +254,14 @@ class Host:
         """Names left out because another server's item took them first."""
         return list(self._tables.conflicts)
 
+    def _unknown(self, kind: str, name: str) -> MCPError:
+        """Why *name* is not there: its server is down (Unavailable), or there is no such thing."""
+        parts = naming.split(name)
+        upstream = self.upstreams.get(parts[0]) if parts is not None else None
+        if upstream is not None and upstream.status.state != "ready":
+            return upstream.unavailable()
+        return InvalidParams(f"Unknown {kind}: {name}")
+
     def route(self, name: str) -> aggregate.Routed:
         """Which server and which of its tools a host tool name stands for.
 
@@ -262,7 +270,7 @@ class Host:
         """
         found = self._tables.tools.get(name)
         if found is None:
-            raise InvalidParams(f"Unknown tool: {name}")
+            raise self._unknown("tool", name)
         return found[0]
 
     # -- calls -------------------------------------------------------------------------------------
@@ -291,7 +299,7 @@ class Host:
         """
         found = self._tables.tools.get(name)
         if found is None:
-            raise InvalidParams(f"Unknown tool: {name}")
+            raise self._unknown("tool", name)
         routed, tool = found
         arguments = arguments or {}
         annotations = msgspec.to_builtins(tool.annotations) if tool.annotations is not None else {}
@@ -371,7 +379,7 @@ class Host:
     async def get_prompt(self, name: str, arguments: dict[str, str] | None = None) -> GetPromptResult:
         found = self._tables.prompts.get(name)
         if found is None:
-            raise InvalidParams(f"Unknown prompt: {name}")
+            raise self._unknown("prompt", name)
         routed = found[0]
         return await self.upstreams[routed.server].call(
             lambda client: client.get_prompt(routed.name, arguments)

@@ -85,6 +85,7 @@ class Upstream:
         self._limit = asyncio.Semaphore(config.max_concurrency) if config.max_concurrency else None
         self._supervisor: asyncio.Task[None] | None = None
         self._listener: asyncio.Task[None] | None = None
+        self._relisting: set[asyncio.Task[None]] = set()
         self._closing = False
 
     # -- lifecycle ---------------------------------------------------------------------------------
@@ -215,12 +216,19 @@ class Upstream:
     async def _notified(self, method: str, params: dict[str, Any]) -> None:
         kind = method.removeprefix("notifications/").removesuffix("/list_changed")
         if method.endswith("/list_changed") and kind in ("tools", "resources", "prompts"):
-            try:
-                await self.refresh((kind,))
-            except MCPError as exc:
-                logger.warning("server %s: re-listing %s failed: %s", self.config.key, kind, exc)
-            self.hooks.on_lists(self.config.key)
+            # Not awaited here: the client reads no further message until this returns, and the
+            # answer to the re-listing is one of them.
+            task = asyncio.ensure_future(self._relist(kind))
+            self._relisting.add(task)
+            task.add_done_callback(self._relisting.discard)
         await self.hooks.on_notification(self.config.key, method, params)
+
+    async def _relist(self, kind: str) -> None:
+        try:
+            await self.refresh((kind,))
+        except MCPError as exc:
+            logger.warning("server %s: re-listing %s failed: %s", self.config.key, kind, exc)
+        self.hooks.on_lists(self.config.key)
 
     async def _listen(self, client: Client) -> None:
         """2026-07-28 servers tell list changes only to a ``subscriptions/listen`` stream: open one."""

@@ -1,0 +1,254 @@
+"""The Host over real servers: aggregation, routing, policy, rate limits, audit, crashes and changes."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from mcpkit.host import ConsentRequest, Host, Unavailable
+from mcpkit.types import TextContent
+
+from ..conftest import EXAMPLES, free_port, http_server
+from ._util import audit_lines, config, example, run, toolbox
+
+pytestmark = pytest.mark.e2e
+
+
+def _text(result: object) -> str:
+    return " ".join(b.text for b in result.content if isinstance(b, TextContent))  # type: ignore[attr-defined]
+
+
+def test_aggregates_and_routes_over_stdio_in_both_eras(tmp_path: Path) -> None:
+    servers = {
+        "weather": example("weather.py"),
+        "notes": example("notes.py", protocolVersion="2025-06-18"),
+        "Broken One": {"command": str(tmp_path / "missing")},
+    }
+
+    async def main() -> None:
+        async with Host(config(servers, tmp_path), restart=False) as host:
+            status = host.status()
+            assert (status["weather"].state, status["weather"].protocol_version) == ("ready", "2026-07-28")
+            assert (status["notes"].state, status["notes"].protocol_version) == ("ready", "2025-06-18")
+            assert status["Broken-One"].state == "failed"
+            assert "missing" in (status["Broken-One"].error or "")
+            names = [tool.name for tool in host.tools()]
+            assert names[:3] == ["weather__get_weather", "weather__get_weather_data", "weather__forecast"]
+            assert "notes__create_notebook" in names
+            assert host.route("notes__add_note").server == "notes"
+            paris = await host.call_tool("weather__get_weather", {"location": "Paris"})
+            assert "Paris" in _text(paris)
+            created = await host.call_tool("notes__create_notebook", {"title": "t"})
+            notebook = created.structured_content["notebook_id"]  # type: ignore[index]
+            await host.call_tool("notes__add_note", {"notebook_id": notebook, "text": "eggs"})
+            # a URI no server lists is routed by the template that matches it
+            read = await host.read_resource(f"notes://{notebook}")
+            assert "eggs" in read.contents[0].text  # type: ignore[union-attr]
+            assert [p.name for p in host.prompts()] == ["notes__summarize"]
+            prompt = await host.get_prompt("notes__summarize", {"notebook_id": notebook})
+            assert prompt.messages
+            with pytest.raises(Exception, match="Unknown tool: nope"):
+                await host.call_tool("nope", {})
+
+    run(main())
+
+
+@pytest.fixture
+def weather_http() -> Iterator[str]:
+    port = free_port()
+    command = [
+        sys.executable,
+        "-m",
+        "mcpkit",
+        "run",
+        str(EXAMPLES / "weather.py"),
+        "--transport",
+        "http",
+        "--port",
+        str(port),
+    ]
+    yield from http_server(command, port, 20)
+
+
+def test_streamable_http_server_beside_a_stdio_one(tmp_path: Path, weather_http: str) -> None:
+    servers = {
+        "remote": {"type": "http", "url": weather_http},
+        "local": example("weather.py", protocolVersion="2025-03-26"),
+    }
+
+    async def main() -> None:
+        async with Host(config(servers, tmp_path)) as host:
+            await host.wait_ready()
+            assert host.status()["remote"].transport == "http"
+            for key in ("remote", "local"):
+                result = await host.call_tool(f"{key}__get_weather", {"location": "Lima"})
+                assert "Lima" in _text(result)
+
+    run(main())
+
+
+def test_policy_deny_ask_allow_rate_limit_and_audit(tmp_path: Path) -> None:
+    rules = {
+        "default": "allow",
+        "rules": [
+            {"tool": "look", "action": "allow"},
+            {
+                "annotations": {"destructiveHint": True, "readOnlyHint": False},
+                "server": "deny*",
+                "action": "deny",
+            },
+            {"tool": "delete_*", "action": "ask"},
+        ],
+    }
+    servers = {"deny-box": toolbox(), "ask-box": toolbox(tools={"deny": ["add_tool", "ask_user"]})}
+    cfg = config(
+        servers, tmp_path, policy=rules, rateLimits=[{"server": "ask-box", "tool": "echo", "rate": "2/h"}]
+    )
+    answers: list[bool | None] = [True, False, None]
+    asked: list[ConsentRequest] = []
+
+    async def consent(request: ConsentRequest) -> bool | None:
+        asked.append(request)
+        return answers.pop(0)
+
+    async def main() -> None:
+        async with Host(cfg, ask=consent, caller="tester") as host:
+            names = [t.name for t in host.tools()]
+            assert "ask-box__add_tool" not in names and "deny-box__add_tool" in names  # the filter
+            denied = await host.call_tool("deny-box__delete_everything")
+            assert denied.is_error and "denied by the host's policy (rule 2)" in _text(denied)
+            assert not asked
+            assert _text(await host.call_tool("ask-box__delete_everything")) == "deleted"  # yes
+            refused = await host.call_tool("ask-box__delete_everything")  # no
+            assert refused.is_error and "did not allow" in _text(refused)
+            unavailable = await host.call_tool("ask-box__delete_everything")  # nobody to ask
+            assert unavailable.is_error and "cannot be asked" in _text(unavailable)
+            assert [r.tool for r in asked] == ["delete_everything"] * 3
+            assert asked[0].rule == "rule 3"
+            assert _text(await host.call_tool("ask-box__look")) == "looked"
+            for _ in range(2):
+                ok = await host.call_tool("ask-box__echo", {"text": "hi", "password": "hunter2"})
+                assert _text(ok) == "hi"
+            limited = await host.call_tool("ask-box__echo", {"text": "hi"})
+            assert limited.is_error and "Rate limit 2/h" in _text(limited)
+            # the limit is per tool: another tool of the server is not limited by it
+            assert _text(await host.call_tool("ask-box__look")) == "looked"
+            # an unannotated tool is destructive by the spec's defaults: rule 2 denies it
+            unannotated = await host.call_tool("deny-box__echo", {"text": "other"})
+            assert "denied by the host's policy (rule 2)" in _text(unannotated)
+
+    run(main())
+    lines = audit_lines(tmp_path)
+    assert [(line["decision"], line["outcome"]) for line in lines] == [
+        ("deny", "refused"),
+        ("ask:yes", "ok"),
+        ("ask:no", "refused"),
+        ("ask:unavailable", "refused"),
+        ("allow", "ok"),
+        ("allow", "ok"),
+        ("allow", "ok"),
+        ("rate-limited", "refused"),
+        ("allow", "ok"),
+        ("deny", "refused"),
+    ]
+    first = lines[0]
+    assert set(first) >= {
+        "time",
+        "caller",
+        "server",
+        "tool",
+        "name",
+        "arguments",
+        "decision",
+        "outcome",
+        "duration_ms",
+    }
+    assert (first["caller"], first["server"], first["tool"]) == ("tester", "deny-box", "delete_everything")
+    assert lines[5]["arguments"] == {"text": "hi", "password": "[redacted]"}
+    assert lines[0]["time"].endswith("+00:00")
+
+
+def test_a_backend_killed_mid_call_fails_that_call_only_and_comes_back(tmp_path: Path) -> None:
+    servers = {"box": toolbox(), "weather": example("weather.py")}
+
+    async def main() -> None:
+        async with Host(config(servers, tmp_path)) as host:
+            pid_result = await host.call_tool("box__pid")
+            pid = int(_text(pid_result))
+            started = asyncio.Event()
+
+            async def progress(done: float, total: float | None, message: str | None) -> None:
+                started.set()
+
+            slow = asyncio.ensure_future(host.call_tool("box__wait", {"seconds": 60}, on_progress=progress))
+            await asyncio.wait_for(started.wait(), 20)
+            os.kill(pid, signal.SIGKILL)
+            with pytest.raises(Unavailable, match="server 'box' failed during the call"):
+                await slow
+            # the other server never noticed
+            assert "Oslo" in _text(await host.call_tool("weather__get_weather", {"location": "Oslo"}))
+            state = host.status()["box"].state
+            assert state in ("restarting", "ready")
+            if state == "restarting":
+                with pytest.raises(Unavailable, match="server 'box' is restarting"):
+                    await host.call_tool("box__pid")
+            deadline = time.monotonic() + 30
+            while host.status()["box"].state != "ready" or not host.tools():
+                assert time.monotonic() < deadline, host.status()["box"]
+                await asyncio.sleep(0.05)
+            assert host.status()["box"].restarts >= 1
+            new_pid = int(_text(await host.call_tool("box__pid")))
+            assert new_pid != pid
+
+    run(main(), 90)
+    outcomes = [(line["tool"], line["outcome"]) for line in audit_lines(tmp_path)]
+    assert ("wait", "error") in outcomes
+
+
+@pytest.mark.parametrize("version", ["2026-07-28", "2025-06-18"])
+def test_list_changed_is_followed_and_announced(tmp_path: Path, version: str) -> None:
+    servers = {"box": toolbox(protocolVersion=version)}
+
+    async def main() -> None:
+        changed: list[str] = []
+        seen = asyncio.Event()
+
+        def on_change(kind: str) -> None:
+            changed.append(kind)
+            seen.set()
+
+        async with Host(config(servers, tmp_path), on_change=on_change) as host:
+            assert "box__fresh" not in [t.name for t in host.tools()]
+            await host.call_tool("box__add_tool", {"name": "fresh"})
+            await asyncio.wait_for(seen.wait(), 20)
+            assert "tools" in changed
+            assert _text(await host.call_tool("box__fresh")) == "fresh"
+
+    run(main())
+
+
+def test_slow_server_does_not_hold_up_the_others(tmp_path: Path) -> None:
+    never = tmp_path / "never.py"
+    never.write_text("import time\ntime.sleep(600)\n")  # starts, never answers
+    servers = {
+        "never": {"command": sys.executable, "args": [str(never)], "timeout": 1},
+        "weather": example("weather.py"),
+    }
+
+    async def main() -> None:
+        host = Host(config(servers, tmp_path), connect_timeout=20, restart=False)
+        began = time.monotonic()
+        async with host:
+            assert host.status()["weather"].state == "ready"
+            assert "Rome" in _text(await host.call_tool("weather__get_weather", {"location": "Rome"}))
+            assert host.status()["never"].state in ("starting", "failed")
+        assert time.monotonic() - began < 25
+
+    run(main())
