@@ -16,6 +16,9 @@ Importing the package loads no HTTP stack and no pydantic: a stdio server is spa
 start, so its import time is everyone's start-up time.
 """
 
+import importlib
+import typing
+
 from ._connection import Scope, ServerConnection
 from ._errors import (
     ConnectionClosed,
@@ -80,6 +83,44 @@ from .types import (
     supports_ui,
 )
 
+if typing.TYPE_CHECKING:  # loaded on first use: they bring httpx (see __getattr__ below)
+    from .client.auth import (
+        ClientCredentials,
+        FileTokenStore,
+        IdentityAssertion,
+        JWTBearer,
+        MemoryTokenStore,
+        OAuth,
+        OAuthError,
+        TokenStore,
+    )
+
+#: Names served by :func:`__getattr__`, from the module that defines them: importing mcpkit must not
+#: load an HTTP stack, and authorization needs one.
+_LAZY: typing.Final = dict.fromkeys(
+    (
+        "ClientCredentials",
+        "FileTokenStore",
+        "IdentityAssertion",
+        "JWTBearer",
+        "MemoryTokenStore",
+        "OAuth",
+        "OAuthError",
+        "TokenStore",
+    ),
+    "mcpkit.client.auth",
+)
+
+
+def __getattr__(name: str) -> typing.Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'mcpkit' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
 __version__ = "0.1.0"
 
 __all__ = [
@@ -92,6 +133,7 @@ __all__ = [
     "AudioContent",
     "CallToolResult",
     "Client",
+    "ClientCredentials",
     "Completion",
     "ConnectionClosed",
     "ContentBlock",
@@ -104,22 +146,28 @@ __all__ = [
     "Endpoint",
     "Era",
     "ErrorResponse",
+    "FileTokenStore",
     "GetPromptResult",
     "HeaderMismatch",
     "Icon",
+    "IdentityAssertion",
     "ImageContent",
     "Implementation",
     "InMemoryTaskStore",
     "InternalError",
     "InvalidParams",
     "InvalidRequest",
+    "JWTBearer",
     "Listener",
     "LocalProtocolError",
     "LowLevelServer",
     "MCPError",
+    "MemoryTokenStore",
     "MethodNotFound",
     "MissingClientCapability",
     "Notification",
+    "OAuth",
+    "OAuthError",
     "Outbound",
     "Peer",
     "Prompt",
@@ -152,6 +200,7 @@ __all__ = [
     "TaskStore",
     "TextContent",
     "Titles",
+    "TokenStore",
     "Tool",
     "ToolAnnotations",
     "ToolError",
