@@ -157,3 +157,15 @@ def test_the_form_declines_and_cancels() -> None:
     assert _run_form(["", None])[0] == {"action": "cancel"}
     empty, _ = _run_form([""], {"type": "object", "properties": {}})
     assert empty == {"action": "accept", "content": {}}
+
+
+def test_a_json_object_then_words_that_override_it() -> None:
+    words = ['{"name": "n", "count": 1, "tags": ["a"]}', "count=2", "loud=yes"]
+    assert arguments_from_words(words, SCHEMA, "tool t") == {
+        "name": "n",
+        "count": 2,
+        "tags": ["a"],
+        "loud": True,
+    }
+    with pytest.raises(CliError, match="the arguments are not valid JSON"):
+        arguments_from_words(["{name: n}", "count=2"], SCHEMA, "tool t")

@@ -207,3 +207,20 @@ def test_a_kind_the_server_does_not_offer_is_a_usage_error() -> None:
 def test_a_uri_that_matches_a_template_gets_the_servers_message() -> None:
     done = run_mcpkit("read", NOTES, "notes://nb_missing")
     assert (done.returncode, done.stderr) == (1, "mcpkit: notes://nb_missing: no notebook nb_missing\n")
+
+
+def test_arguments_from_stdin_with_overrides() -> None:
+    import subprocess
+
+    from ..conftest import ROOT
+
+    done = subprocess.run(
+        [sys.executable, "-m", "mcpkit", "call", WEATHER, "forecast", "-", "days=1"],
+        cwd=ROOT,
+        input='{"location": "123", "days": 5}',
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert len(json.loads(done.stdout)) == 1

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import sys
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -108,7 +109,8 @@ def _article(kind: str) -> str:
 
 
 def arguments_from_words(words: Sequence[str], schema: Any, what: str) -> dict[str, Any]:
-    """The arguments of a call: one JSON object, or ``key=value`` words (``key:=json`` for raw JSON).
+    """The arguments of a call: ``key=value`` words (``key:=json`` for raw JSON), after an optional JSON
+    object (``-``: read from stdin) that they override.
 
     *schema* is the tool's ``inputSchema`` (``None`` when values are plain strings, as prompt
     arguments are). Required properties that are missing are reported before anything is sent.
@@ -118,41 +120,50 @@ def arguments_from_words(words: Sequence[str], schema: Any, what: str) -> dict[s
     """
     properties = schema.get("properties", {}) if isinstance(schema, dict) else {}
     properties = properties if isinstance(properties, dict) else {}
-    if len(words) == 1 and words[0].lstrip().startswith("{"):
-        try:
-            arguments = json.loads(words[0])
-        except ValueError as exc:
-            raise CliError(f"the arguments are not valid JSON: {exc}", USAGE) from None
-        if not isinstance(arguments, dict):
-            raise CliError("the arguments must be one JSON object", USAGE)
-    else:
-        arguments = {}
-        for word in words:
-            key, raw, value = _split_word(word, what)
-            if key in arguments:
-                raise CliError(f"argument {key} is given twice", USAGE)
-            if (
-                isinstance(schema, dict)
-                and "properties" in schema
-                and key not in properties
-                and not _open_schema(schema)
-            ):
-                # A typo caught here reads better than the server's "missing location".
-                raise CliError(suggest(key, properties, "argument", what), USAGE)
-            if raw:
-                try:
-                    arguments[key] = json.loads(value)
-                except ValueError as exc:
-                    raise CliError(f"argument {key}:={value!r} is not valid JSON: {exc}", USAGE) from None
-            elif schema is None:
-                arguments[key] = value
-            else:
-                arguments[key] = typed_value(key, value, properties.get(key))
+    arguments: dict[str, Any] = {}
+    words = list(words)
+    if words and (words[0].lstrip().startswith("{") or words[0] == "-"):
+        # One JSON object (or "-": read from stdin) as the base; key=value words after it override.
+        arguments = _json_object(sys.stdin.read() if words[0] == "-" else words[0])
+        words = words[1:]
+    given: set[str] = set()
+    for word in words:
+        key, raw, value = _split_word(word, what)
+        if key in given:
+            raise CliError(f"argument {key} is given twice", USAGE)
+        given.add(key)
+        if (
+            isinstance(schema, dict)
+            and "properties" in schema
+            and key not in properties
+            and not _open_schema(schema)
+        ):
+            # A typo caught here reads better than the server's "missing location".
+            raise CliError(suggest(key, properties, "argument", what), USAGE)
+        if raw:
+            try:
+                arguments[key] = json.loads(value)
+            except ValueError as exc:
+                raise CliError(f"argument {key}:={value!r} is not valid JSON: {exc}", USAGE) from None
+        elif schema is None:
+            arguments[key] = value
+        else:
+            arguments[key] = typed_value(key, value, properties.get(key))
     required = schema.get("required", []) if isinstance(schema, dict) else []
     missing = [name for name in required if isinstance(name, str) and name not in arguments]
     if missing:
         names = ", ".join(missing)
         raise CliError(f"{what} needs {names}: add {' '.join(f'{n}=...' for n in missing)}", USAGE)
+    return arguments
+
+
+def _json_object(text: str) -> dict[str, Any]:
+    try:
+        arguments = json.loads(text)
+    except ValueError as exc:
+        raise CliError(f"the arguments are not valid JSON: {exc}", USAGE) from None
+    if not isinstance(arguments, dict):
+        raise CliError("the arguments must be one JSON object", USAGE)
     return arguments
 
 

@@ -232,7 +232,7 @@ def register(sub: Any) -> None:
         description="Call a tool and print its result.\n\n"
         "Arguments are key=value words typed by the tool's input schema (a string property takes the\n"
         "text as is; numbers, booleans, arrays and objects are read as JSON; key:=JSON is always\n"
-        "JSON), or one JSON object.",
+        "JSON), after an optional JSON object (- reads it from stdin) whose keys they override.",
         epilog=_CALL_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
