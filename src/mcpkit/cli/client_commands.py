@@ -239,7 +239,11 @@ def register(sub: Any) -> None:
     output = add_target_options(call)
     call.add_argument("tool", metavar="TOOL", help="the tool's name")
     call.add_argument(
-        "arguments", nargs="*", default=[], metavar="KEY=VALUE", help="arguments, or one JSON object"
+        "arguments",
+        nargs="*",
+        default=[],
+        metavar="KEY=VALUE",
+        help="arguments, after an optional JSON object (or -: one from stdin)",
     )
     output.add_argument("--save", metavar="DIR", help="write images, audio and blobs to files in DIR")
     call.set_defaults(handler=_cmd_call)
@@ -254,7 +258,11 @@ def register(sub: Any) -> None:
     output = add_target_options(prompt)
     prompt.add_argument("name", metavar="NAME", help="the prompt's name")
     prompt.add_argument(
-        "arguments", nargs="*", default=[], metavar="KEY=VALUE", help="arguments, or one JSON object"
+        "arguments",
+        nargs="*",
+        default=[],
+        metavar="KEY=VALUE",
+        help="arguments, after an optional JSON object (or -: one from stdin)",
     )
     output.add_argument("--save", metavar="DIR", help="write images, audio and blobs to files in DIR")
     prompt.set_defaults(handler=_cmd_prompt)
