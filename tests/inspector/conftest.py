@@ -15,7 +15,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import pytest
 
@@ -36,7 +36,7 @@ CHROMIUM_ARGS = [
 STARTUP_SECONDS = 30.0
 #: How long the page may take to show what a test waits for.
 WAIT_MS = 30_000
-VIEWPORT = {"width": 1280, "height": 800}
+VIEWPORT: Final = {"width": 1280, "height": 800}
 
 
 @dataclass
@@ -110,7 +110,7 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
             executable_path=str(CHROMIUM),
             args=CHROMIUM_ARGS,
             headless=True,
-            viewport=VIEWPORT,
+            viewport={"width": VIEWPORT["width"], "height": VIEWPORT["height"]},
         )
         try:
             yield context
@@ -178,7 +178,8 @@ def dominant_colour(png: bytes) -> tuple[tuple[int, int, int], float]:
     image = Image.open(io.BytesIO(png)).convert("RGB")
     colours = image.getcolors(maxcolors=1 << 20) or []
     count, colour = max(colours)
-    return colour, count / (image.size[0] * image.size[1])
+    assert isinstance(colour, tuple)
+    return (colour[0], colour[1], colour[2]), count / (image.size[0] * image.size[1])
 
 
 def changed_fraction(before: bytes, after: bytes) -> float:
