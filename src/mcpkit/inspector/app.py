@@ -204,6 +204,8 @@ class InspectorApp:
             await _json_response(send, 200, {"error": exc.to_wire()})
         except (MCPError, ValueError, OSError) as exc:
             await _json_response(send, 200, {"error": {"message": str(exc) or type(exc).__name__}})
+        except Exception as exc:  # a bug or a library's own error: still an answer the page can show
+            await _json_response(send, 200, {"error": {"message": f"{type(exc).__name__}: {exc}"}})
         else:
             await _json_response(send, 200, {"result": result})
 

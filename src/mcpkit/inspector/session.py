@@ -117,7 +117,10 @@ class InspectorSession:
             level = params.get("logLevel", "info")
             if level and "logging" in client.server_capabilities:
                 # Logs are what an inspector is for: ask for them from the start (the page can change it).
-                await client.set_logging_level(str(level))
+                try:
+                    await client.set_logging_level(str(level))
+                except MCPError as exc:
+                    self.emit("notice", text=f"the server refused log level {level}: {_message(exc)}")
             info = {
                 "state": "connected",
                 "target": _describe(target),

@@ -48,6 +48,9 @@ function onEvent(event) {
       logEvent("reload", `changed: ${event.files.join(", ")}`, undefined, event.time);
       if (state.target && state.target.kind === "dev") connect(state.target, state.version, "reloaded");
       break;
+    case "notice":
+      logEvent("notice", event.text, undefined, event.time);
+      break;
     case "dropped":
       logEvent("dropped", `${event.count} events dropped (the page fell behind)`);
       break;
