@@ -146,10 +146,10 @@ def test_stderr_of_a_server_that_works_stays_hidden(tmp_path: Path) -> None:
 
 
 def test_timeout_exits_4(toolbox: str) -> None:
-    done = run_mcpkit("call", toolbox, "sleepy", "seconds=60", "--timeout", "1")
-    assert done.returncode == 4
+    done = run_mcpkit("call", toolbox, "sleepy", "seconds=60", "--timeout", "3")
+    assert done.returncode == 4, done.stderr
     assert done.stderr.startswith(
-        "mcpkit: no answer from the server within 1 s (wait longer with --timeout)\n"
+        "mcpkit: no answer from the server within 3 s (wait longer with --timeout)\n"
     )
 
 

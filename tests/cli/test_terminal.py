@@ -92,10 +92,11 @@ def test_defaults_decline_and_cancel() -> None:
 def test_the_timeout_stands_still_while_the_user_types() -> None:
     """In the handshake era the call stays pending while the form is open: a person who thinks for
     longer than --timeout must not see it time out."""
-    child = _spawn("call", TRAVEL, "plan_trip", "destination=Rome", "--timeout", "2",
+    # 4 s: enough for the server to start on a loaded machine, well under the pause below.
+    child = _spawn("call", TRAVEL, "plan_trip", "destination=Rome", "--timeout", "4",
                    "--protocol-version", "2025-11-25", "--sampling-command", ECHO_IDEA)  # fmt: skip
     child.expect_exact("Answer? [Y/n] ")
-    time.sleep(4)  # thinking: twice the timeout, on purpose
+    time.sleep(7)  # thinking for longer than the timeout, on purpose
     child.sendline("")
     for _ in range(2):
         child.expect(r"\]: ")
