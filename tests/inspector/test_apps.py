@@ -137,7 +137,8 @@ def test_an_app_renders_gets_input_and_result_and_calls_the_server(
         page.select_option("#revision", revision)
         page.click("#connect")
         wait_ready(page, revision)
-    assert page.locator('.tool-item[data-name="show_counter"] .badge').inner_text() == "app"
+    assert page.locator('.tool-item[data-name="show_counter"] .badge').all_inner_texts() == ["app"]
+    assert page.locator('.tool-item[data-name="bump"] .badge').all_inner_texts() == ["app", "app only"]
     page.click('.tool-item[data-name="show_counter"]')
     page.fill('#tool-detail [data-field="start"] input', "5")
     before = page.screenshot()

@@ -19,10 +19,19 @@ export function uiResourceOf(tool) {
   return typeof uri === "string" && uri.startsWith("ui://") ? uri : null;
 }
 
-/** Whether an app may call *tool* (visibility defaults to both model and app). */
+function visibility(tool) {
+  const value = tool && tool._meta && tool._meta.ui && tool._meta.ui.visibility;
+  return Array.isArray(value) ? value : ["model", "app"]; // the default: both
+}
+
+/** Whether an app may call *tool*. */
 export function appMayCall(tool) {
-  const visibility = tool && tool._meta && tool._meta.ui && tool._meta.ui.visibility;
-  return !Array.isArray(visibility) || visibility.includes("app");
+  return visibility(tool).includes("app");
+}
+
+/** Whether a model would be shown *tool* (a host hides app-only tools from it; the inspector marks them). */
+export function modelMayCall(tool) {
+  return visibility(tool).includes("model");
 }
 
 function policy(csp) {
@@ -87,6 +96,7 @@ export class AppView {
   }
 
   post(message) {
+    if (!this.iframe.contentWindow) return; // the frame is gone (another call replaced it)
     this.host.traffic("host→app", message);
     this.iframe.contentWindow.postMessage(message, "*"); // an opaque origin: "*" is the only target
   }

@@ -1,7 +1,7 @@
 // The inspector page: connect bar, tools / resources / prompts / server panels, events and traffic.
 
 import { Api } from "./api.js";
-import { AppView, uiResourceOf } from "./apps.js";
+import { AppView, appMayCall, modelMayCall, uiResourceOf } from "./apps.js";
 import { renderContents, renderError, renderPrompt, renderToolResult } from "./content.js";
 import { clear, h, jsonBlock } from "./dom.js";
 import { schemaForm } from "./forms.js";
@@ -173,7 +173,9 @@ async function refreshTools() {
   clear(list);
   for (const tool of state.tools) {
     list.append(h("li", {}, h("button", { type: "button", class: "item tool-item", dataset: { name: tool.name }, onclick: () => showTool(tool) },
-      h("b", {}, tool.title || tool.name), tool.title ? h("small", {}, tool.name) : null, uiResourceOf(tool) ? h("span", { class: "badge" }, "app") : null)));
+      h("b", {}, tool.title || tool.name), tool.title ? h("small", {}, tool.name) : null,
+      uiResourceOf(tool) ? h("span", { class: "badge" }, "app") : null,
+      appMayCall(tool) && !modelMayCall(tool) ? h("span", { class: "badge app-only" }, "app only") : null)));
   }
   const shown = $("tool-detail").dataset.tool;
   const again = state.tools.find((t) => t.name === shown);
