@@ -52,12 +52,16 @@ class Inspector:
         return self.url.rsplit("token=", 1)[1]
 
 
-def start_dev(*args: str, cwd: Path = ROOT) -> Inspector:
-    """Start ``mcpkit dev ARGS --no-browser --port P`` and wait for the address it prints."""
+def start_dev(
+    *args: str, cwd: Path = ROOT, env: dict[str, str] | None = None, browser: bool = False
+) -> Inspector:
+    """Start ``mcpkit dev ARGS --no-browser --port P`` (without ``--no-browser`` if *browser*) and
+    wait for the address it prints."""
     port = free_port()
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    env = {**os.environ, **(env or {}), "PYTHONUNBUFFERED": "1"}
+    flags = [] if browser else ["--no-browser"]
     process = subprocess.Popen(
-        [sys.executable, "-m", "mcpkit", "dev", *args, "--no-browser", "--port", str(port)],
+        [sys.executable, "-m", "mcpkit", "dev", *args, *flags, "--port", str(port)],
         cwd=cwd,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,

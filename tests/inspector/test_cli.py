@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import socket
 import subprocess
 import sys
@@ -11,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from ..conftest import ROOT, free_port
+from ..conftest import ROOT
+from .conftest import start_dev, stop
 
 pytestmark = pytest.mark.e2e
 
@@ -52,28 +52,15 @@ def test_the_browser_is_opened_on_the_tokened_address(tmp_path: Path) -> None:
     browser = tmp_path / "browser.sh"
     browser.write_text(f'#!/bin/sh\nprintf "%s" "$1" > "{opened}"\n')
     browser.chmod(0o755)
-    port = free_port()
-    env = {**os.environ, "BROWSER": str(browser), "PYTHONUNBUFFERED": "1"}
-    process = subprocess.Popen(
-        [sys.executable, "-m", "mcpkit", "dev", "examples/weather.py", "--port", str(port)],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-        env=env,
-    )
+    inspector = start_dev("examples/weather.py", env={"BROWSER": str(browser)}, browser=True)
     try:
-        assert process.stdout is not None
-        printed = process.stdout.readline()
         deadline = time.monotonic() + 30
         while not (opened.exists() and opened.read_text()) and time.monotonic() < deadline:
             time.sleep(0.05)
+        assert opened.exists(), "mcpkit dev opened no browser within 30 s"
         url = opened.read_text()
-        assert url.startswith(f"http://127.0.0.1:{port}/?token=")
-        assert len(url.rsplit("=", 1)[1]) >= 32  # 24 random bytes, base64url
-        assert url in printed
+        assert url == inspector.url  # the address printed is the one opened
+        assert url.startswith(f"http://127.0.0.1:{inspector.port}/?token=")
+        assert len(inspector.token) >= 32  # 24 random bytes, base64url
     finally:
-        process.terminate()
-        process.wait(timeout=15)
-        if process.stdout is not None:
-            process.stdout.close()
+        stop(inspector)
