@@ -121,3 +121,17 @@ def test_importing_mcpkit_loads_no_jose_crypto_or_http_client() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_the_verified_identity_does_not_hold_the_token() -> None:
+    from dataclasses import fields
+
+    from mcpkit.auth.tokens import info_from
+
+    info = info_from({"sub": "alice", "scope": "a b", "cnf": {"jkt": "x"}}, None)
+    assert info.subject == "alice" and info.scopes == {"a", "b"} and info.jkt == "x"
+    assert [f.name for f in fields(info)] == [
+        "subject", "client_id", "scopes", "claims", "issuer", "expires_at", "jkt",
+    ]  # fmt: skip
+    with pytest.raises(TypeError):
+        info.claims["sub"] = "mallory"  # type: ignore[index]

@@ -8,7 +8,8 @@ other one with 403); ``"*"`` allows any origin, for public servers that authenti
 The answer echoes the one origin asked about (never ``*`` itself, so credentials keep working) and
 says ``Vary: Origin`` so caches keep answers per origin. ``Access-Control-Expose-Headers`` names
 what a client script must read: ``Mcp-Session-Id`` above all (without it a browser client cannot
-keep a handshake-era session), and ``WWW-Authenticate`` for authorization.
+keep a handshake-era session), and ``WWW-Authenticate`` and ``DPoP-Nonce`` for authorization (a
+browser client may send ``Authorization`` and ``DPoP``).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ _ALLOWED_HEADERS: Final = frozenset(
         "accept",
         "authorization",
         "content-type",
+        "dpop",
         "last-event-id",
         "mcp-method",
         "mcp-name",
@@ -34,7 +36,7 @@ _ALLOWED_HEADERS: Final = frozenset(
         "mcp-session-id",
     }
 )
-_EXPOSED: Final = b"Mcp-Session-Id, MCP-Protocol-Version, WWW-Authenticate, Retry-After"
+_EXPOSED: Final = b"Mcp-Session-Id, MCP-Protocol-Version, WWW-Authenticate, DPoP-Nonce, Retry-After"
 _MAX_AGE: Final = b"600"
 
 
