@@ -151,3 +151,17 @@ def test_one_tool_or_prompt_in_full() -> None:
         2,
         "mcpkit: no prompt 'sumarize' on notes; did you mean summarize?\n",
     )
+
+
+def test_info_says_what_the_server_said_about_itself() -> None:
+    modern = run_mcpkit("info", WEATHER)
+    assert modern.returncode == 0, modern.stderr
+    assert modern.stdout.splitlines() == [
+        "server: weather 1.0.0",
+        "protocol: 2026-07-28 (it also speaks 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05)",
+        "capabilities: logging, tools",
+        "instructions: Current weather and forecasts for cities.",
+    ]
+    legacy = json.loads(run_mcpkit("info", NOTES, "--protocol-version", "2025-03-26", "--json").stdout)
+    assert legacy["protocolVersion"] == "2025-03-26" and legacy["serverInfo"]["name"] == "notes"
+    assert "prompts" in legacy["capabilities"]

@@ -100,6 +100,37 @@ def _cmd_list(args: argparse.Namespace) -> int:
     return run_client(args, action)
 
 
+def _cmd_info(args: argparse.Namespace) -> int:
+    from ._render import Output
+    from ._session import run_client
+
+    out = Output(as_json=args.json)
+
+    async def action(client: Any, _: Any) -> int:
+        info = client.server_info
+        described = {
+            "protocolVersion": client.protocol_version,
+            "supportedVersions": client.supported_versions,
+            "serverInfo": {"name": info.name, "version": info.version} if info is not None else None,
+            "capabilities": client.server_capabilities,
+            "instructions": client.instructions,
+        }
+        if out.as_json:
+            out.json(described)
+            return OK
+        name = f"{info.name} {info.version}" if info is not None else "(it did not say)"
+        out.text(f"server: {name}")
+        others = [v for v in client.supported_versions if v != client.protocol_version]
+        also = f" (it also speaks {', '.join(others)})" if others else ""
+        out.text(f"protocol: {client.protocol_version}{also}")
+        out.text(f"capabilities: {', '.join(sorted(client.server_capabilities)) or 'none'}")
+        if client.instructions:
+            out.text(f"instructions: {client.instructions}")
+        return OK
+
+    return run_client(args, action)
+
+
 def _cmd_call(args: argparse.Namespace) -> int:
     from ._arguments import arguments_from_words, check_name
     from ._render import Output
@@ -214,6 +245,14 @@ examples:
 
 
 def register(sub: Any) -> None:
+    info = sub.add_parser(
+        "info",
+        help="what a server says about itself",
+        description="Connect and show the server's name and version, the protocol revision agreed on "
+        "(and the others it speaks), its capabilities and its instructions.",
+    )
+    add_target_options(info)
+    info.set_defaults(handler=_cmd_info)
     helps = {
         "tools": "list a server's tools",
         "resources": "list a server's resources",
