@@ -119,6 +119,7 @@ class Protected:
     metadata_at: str = "/.well-known/oauth-authorization-server"  # where the AS metadata is served
     metadata_extra: dict[str, Any] = field(default_factory=dict)
     issuer_override: str | None = None
+    metadata_issuer: str | None = None  # what the metadata document claims (a poisoned one: not its own)
     auth_methods: list[str] = field(default_factory=lambda: ["none"])
     challenge_scope: str | None = None
     required_scope: str | None = None  # tools/list needs it (403 insufficient_scope otherwise)
@@ -186,7 +187,7 @@ class Protected:
         return as_json(
             200,
             {
-                "issuer": self.issuer,
+                "issuer": self.metadata_issuer or self.issuer,
                 "authorization_endpoint": f"{prefix}/authorize",
                 "token_endpoint": f"{prefix}/token",
                 "registration_endpoint": f"{prefix}/register",

@@ -95,9 +95,10 @@ def test_metadata_naming_another_issuer_is_not_used() -> None:
     async def main() -> Protected:
         server = Protected()
         async with server.running():
-            server.issuer_override = "https://attacker.example"
-            with pytest.raises(OAuthError, match="attacker"):
+            server.metadata_issuer = "https://attacker.example"
+            with pytest.raises(OAuthError, match="names issuer 'https://attacker") as caught:
                 await _list_tools(server, OAuth(interactive=approve))
+            assert caught.value.error == "issuer_mismatch"
             return server
 
     server = run(main())

@@ -7,7 +7,7 @@ import hashlib
 
 import pytest
 
-from mcpkit import Client
+from mcpkit import Client, MCPError
 from mcpkit.client.auth import MemoryTokenStore, OAuth, OAuthError
 from mcpkit.client.auth.discovery import AuthServer
 from mcpkit.client.auth.flow import check_response, pkce_pair
@@ -128,3 +128,18 @@ def test_registration_and_tokens_are_reused_from_the_store() -> None:
     server = run(main())
     assert len(server.authorizations) == 1  # the second client found valid tokens
     assert server.router.paths("POST").count("/register") == 1
+
+
+@pytest.mark.parametrize("version", ["2026-07-28", None])
+def test_a_refused_authorization_is_the_error_connecting_raises(version: str | None) -> None:
+    async def main() -> Protected:
+        server = Protected(metadata_issuer="https://attacker.example")
+        async with server.running():
+            auth = OAuth(interactive=approve)
+            with pytest.raises(MCPError, match=r"OAuthError: .*attacker"):  # the reason, not "no revision"
+                async with Client(server.mcp_url, protocol_version=version, auth=auth):
+                    pass
+            return server
+
+    server = run(main())
+    assert server.router.paths("POST") == ["/mcp"]  # one probe: no initialize fallback, no second try

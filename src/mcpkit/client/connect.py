@@ -190,8 +190,12 @@ async def discover(
                 ) from exc
             version = choice
             continue
-        except (RPCError, RequestTimeout):
-            return None  # any other error, or silence: a legacy server
+        except RPCError as exc:
+            if isinstance(exc.data, dict) and exc.data.get("cause") == "OAuthError":
+                raise  # authorization failed: no revision would get further, and the reason matters
+            return None  # any other error: a legacy server
+        except RequestTimeout:
+            return None  # or silence
         if not isinstance(result, dict):
             return None
         supported = [v for v in result.get("supportedVersions", []) if isinstance(v, str)]

@@ -150,10 +150,10 @@ class HTTPClientTransport:
                 # A kept-alive connection the server had just closed fails before any answer: the
                 # request never arrived, so it is sent once more on a fresh connection.
                 if answered or attempt == 2:
-                    self._fail(request_id, f"HTTP request failed: {type(exc).__name__}: {exc}", None)
+                    self._fail(request_id, f"HTTP request failed: {type(exc).__name__}: {exc}", None, exc)
                     return
             except httpx.HTTPError as exc:
-                self._fail(request_id, f"HTTP request failed: {type(exc).__name__}: {exc}", None)
+                self._fail(request_id, f"HTTP request failed: {type(exc).__name__}: {exc}", None, exc)
                 return
 
     async def _take(self, reply: httpx.Response, data: dict[str, Any], request_id: Any) -> None:
@@ -268,10 +268,15 @@ class HTTPClientTransport:
                 stream.answered = message.get("id") == request_id
         self._inbox.put_nowait(data)
 
-    def _fail(self, request_id: Any, message: str, status: int | None) -> None:
+    def _fail(
+        self, request_id: Any, message: str, status: int | None, cause: BaseException | None = None
+    ) -> None:
         if request_id is None:
             return
-        error = {"code": -32600, "message": message, "data": {"httpStatus": status}}
+        data: dict[str, Any] = {"httpStatus": status}
+        if cause is not None:  # what failed on our side: a connection, or the auth flow (OAuthError)
+            data["cause"] = type(cause).__name__
+        error = {"code": -32600, "message": message, "data": data}
         self._inbox.put_nowait(json.dumps({"jsonrpc": "2.0", "id": request_id, "error": error}).encode())
 
     async def aclose(self) -> None:
