@@ -7,6 +7,7 @@ import asyncio
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -135,3 +136,23 @@ def test_the_verified_identity_does_not_hold_the_token() -> None:
     ]  # fmt: skip
     with pytest.raises(TypeError):
         info.claims["sub"] = "mallory"  # type: ignore[index]
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--transport", "http", "--auth-issuer", "https://as.example"], "needs --auth-audience"),
+        (["--auth-issuer", "https://as.example", "--auth-audience", "https://a/mcp"], "--transport http"),
+        (["--transport", "http", "--auth-scope", "x"], "need --auth-issuer"),
+        (
+            ["--transport", "http", "--auth-issuer", "as.example", "--auth-audience", "https://a/mcp"],
+            "absolute",
+        ),
+    ],
+)
+def test_mcpkit_run_refuses_incomplete_auth_options(flags: list[str], message: str) -> None:
+    server = str(Path(__file__).with_name("protected_server.py"))
+    done = subprocess.run(
+        [sys.executable, "-m", "mcpkit", "run", server, *flags], capture_output=True, text=True, timeout=30
+    )
+    assert done.returncode == 1 and message in done.stderr

@@ -34,6 +34,7 @@ def _stdout_to_stderr() -> Iterator[None]:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
+    auth = _auth_options(args)  # before the server is loaded: a bad option costs no import
     if args.transport == "stdio":
         with _stdout_to_stderr():
             server = load_server(args.server)
@@ -59,7 +60,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
             rate_limit=args.rate_limit,
             max_requests_per_session=args.max_requests_per_session,
             stream_queue_limit=args.stream_queue_limit,
-            **_auth_options(args),
+            **auth,
         )
     else:
         server.run("stdio")
@@ -73,6 +74,8 @@ def _auth_options(args: argparse.Namespace) -> dict[str, Any]:
         if args.auth_audience or args.auth_jwks_uri or args.auth_scope or args.auth_dpop:
             raise SystemExit("mcpkit run: the --auth-* options need --auth-issuer")
         return {}
+    if args.transport != "http":
+        raise SystemExit("mcpkit run: the --auth-* options protect an HTTP server (--transport http)")
     if args.auth_audience is None:
         raise SystemExit("mcpkit run: --auth-issuer needs --auth-audience (this server's canonical URL)")
     from ..auth import DPoP, ResourceServerAuth

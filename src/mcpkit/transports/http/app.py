@@ -31,6 +31,7 @@ import logging
 import math
 from collections.abc import Callable, Iterable
 from typing import Final
+from urllib.parse import urlsplit
 
 from ... import _jsonrpc as jsonrpc
 from ..._errors import HEADER_MISMATCH, INVALID_REQUEST, SERVER_BUSY, RemoteProtocolError
@@ -136,6 +137,8 @@ class StreamableHTTPApp:
         self.sse_path = sse_path
         self.messages_path = messages_path
         self.allowed_hosts = set(allowed_hosts)
+        if auth is not None:  # the canonical URI names a host this server is reached at, by definition
+            self.allowed_hosts.add(urlsplit(auth.audience).netloc)
         self.allowed_origins = set(allowed_origins)
         self.max_body_bytes = max_body_bytes
 
@@ -184,7 +187,7 @@ class StreamableHTTPApp:
                             f"Too many requests: over {self.rate_limit.rate.spec} for this client",
                             [(b"retry-after", str(math.ceil(wait)).encode())])  # fmt: skip
                 return
-        if self.auth is None:
+        if self.auth is None or scope["method"] == "OPTIONS":  # OPTIONS is never an MCP request (405)
             await self._serve(scope, headers, None, receive, send)
             return
         admitted = await self.auth.admit(scope, headers, send)
