@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from mcpkit.auth import AuthUnavailable, DPoP, DPoPError, ResourceServerAuth
+from mcpkit.auth import AuthUnavailable, DPoPError, DPoPPolicy, ResourceServerAuth
 from mcpkit.auth.dpop import DPoPVerifier, NonceSource, normalize_url
 from mcpkit.auth.jwks import RemoteKeys
 from mcpkit.transports.http.auth import metadata_url
@@ -106,7 +106,9 @@ def test_the_configuration_refuses_none_hmac_and_relative_urls() -> None:
             )
     with pytest.raises(ValueError, match="never 'none' nor HMAC"):
         ResourceServerAuth(
-            issuer="https://as.example", audience="https://mcp.example/mcp", dpop=DPoP(algorithms=["HS256"])
+            issuer="https://as.example",
+            audience="https://mcp.example/mcp",
+            dpop=DPoPPolicy(algorithms=["HS256"]),
         )
     with pytest.raises(ValueError, match="absolute"):
         ResourceServerAuth(issuer="https://as.example", audience="/mcp")

@@ -16,14 +16,14 @@ from ._info import (
     current_auth,
     scopes_of,
 )
-from .config import DPoP, ResourceServerAuth
+from .config import DPoPPolicy, ResourceServerAuth
 
 __all__ = [
     "AuthError",
     "AuthInfo",
     "AuthUnavailable",
-    "DPoP",
     "DPoPError",
+    "DPoPPolicy",
     "InsufficientScope",
     "InvalidToken",
     "ResourceServerAuth",

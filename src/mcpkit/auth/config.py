@@ -15,11 +15,11 @@ if TYPE_CHECKING:
     from ._info import TokenVerifier
     from .dpop import DPoPVerifier
 
-__all__ = ["DPoP", "ResourceServerAuth"]
+__all__ = ["DPoPPolicy", "ResourceServerAuth"]
 
 
 @dataclass(frozen=True)
-class DPoP:
+class DPoPPolicy:
     """Accepting DPoP-bound tokens (RFC 9449).
 
     Args:
@@ -60,7 +60,7 @@ class ResourceServerAuth:
         introspection_endpoint: check opaque tokens there (RFC 7662) instead of as JWTs, as
             *introspection_client_id* / *introspection_client_secret* (HTTP Basic).
         verifier: bring your own :class:`~mcpkit.auth.TokenVerifier` (replaces the two above).
-        dpop: accept DPoP-bound tokens (``True`` or a :class:`DPoP`); ``None``: bearer tokens only.
+        dpop: accept DPoP-bound tokens (``True`` or a :class:`DPoPPolicy`); ``None``: bearer tokens only.
         resource_name: the human-readable ``resource_name`` of the metadata.
     """
 
@@ -78,12 +78,12 @@ class ResourceServerAuth:
     introspection_client_id: str | None = None
     introspection_client_secret: str | None = field(default=None, repr=False)
     verifier: TokenVerifier | None = None
-    dpop: DPoP | bool | None = None
+    dpop: DPoPPolicy | bool | None = None
     resource_name: str | None = None
 
     def __post_init__(self) -> None:
         check_algorithms(self.algorithms)
-        if isinstance(self.dpop, DPoP):
+        if isinstance(self.dpop, DPoPPolicy):
             check_algorithms(self.dpop.algorithms)
         for name in ("issuer", "audience"):
             if not str(getattr(self, name)).startswith(("https://", "http://")):
@@ -92,9 +92,9 @@ class ResourceServerAuth:
             raise ValueError("audience (the canonical URI) must not have a fragment")
 
     @property
-    def dpop_settings(self) -> DPoP | None:
+    def dpop_settings(self) -> DPoPPolicy | None:
         if self.dpop is True:
-            return DPoP()
+            return DPoPPolicy()
         return self.dpop or None
 
     def build_verifier(self) -> TokenVerifier:

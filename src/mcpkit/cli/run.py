@@ -78,11 +78,11 @@ def _auth_options(args: argparse.Namespace) -> dict[str, Any]:
         raise SystemExit("mcpkit run: the --auth-* options protect an HTTP server (--transport http)")
     if args.auth_audience is None:
         raise SystemExit("mcpkit run: --auth-issuer needs --auth-audience (this server's canonical URL)")
-    from ..auth import DPoP, ResourceServerAuth
+    from ..auth import DPoPPolicy, ResourceServerAuth
 
     dpop = None
     if args.auth_dpop is not None or args.auth_dpop_nonce:
-        dpop = DPoP(required=args.auth_dpop == "required", nonce=args.auth_dpop_nonce)
+        dpop = DPoPPolicy(required=args.auth_dpop == "required", nonce=args.auth_dpop_nonce)
     try:
         auth = ResourceServerAuth(
             issuer=args.auth_issuer,
