@@ -10,6 +10,7 @@ import contextlib
 import hashlib
 import json
 import secrets
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -132,6 +133,11 @@ class Protected:
     token_requests: list[Seen] = field(default_factory=list)
     authorizations: list[dict[str, str]] = field(default_factory=list)
     codes: dict[str, tuple[str, str]] = field(default_factory=dict)  # code -> (PKCE challenge, scope)
+    dpop: bool = False  # advertise DPoP, bind tokens to the proof's key, demand proofs at /mcp
+    rs_nonce: str | None = None  # the nonce /mcp demands in proofs (use_dpop_nonce until it has it)
+    bound: dict[str, str] = field(default_factory=dict)  # access token -> key thumbprint
+    jtis: list[str] = field(default_factory=list)
+    proof_errors: list[str] = field(default_factory=list)
 
     @property
     def base(self) -> str:
@@ -165,9 +171,45 @@ class Protected:
             params.append(f'resource_metadata="{self.base}{self.prm_at}"')
         return as_json(status, {"error": error}, {"WWW-Authenticate": "Bearer " + ", ".join(params)})
 
+    def _check_proof(self, seen: Seen, url: str, token: str | None) -> dict[str, Any] | None:
+        """The claims of the request's DPoP proof if it is well formed for *url* (and *token*)."""
+        from joserfc import jws, jwt
+        from joserfc.jwk import ECKey
+
+        proof = seen.headers.get("dpop", "")
+        try:
+            header = jws.extract_compact(proof.encode()).protected
+            key = ECKey.import_key(header["jwk"])
+            claims = jwt.decode(proof, key).claims
+        except Exception as exc:
+            self.proof_errors.append(f"unreadable proof: {exc}")
+            return None
+        digest = base64.urlsafe_b64encode(hashlib.sha256((token or "").encode()).digest()).rstrip(b"=")
+        problems = [
+            header.get("typ") != "dpop+jwt" and "typ",
+            claims.get("htm") != seen.method and "htm",
+            claims.get("htu") != url and "htu",
+            abs(claims.get("iat", 0) - time.time()) > 60 and "iat",
+            claims.get("jti") in self.jtis and "jti reused",
+            token is not None and claims.get("ath") != digest.decode() and "ath",
+            token is not None and self.bound.get(token) != key.thumbprint() and "key",
+        ]
+        self.jtis.append(claims.get("jti", ""))
+        if any(problems):
+            self.proof_errors.extend(p for p in problems if p)
+            return None
+        return {**claims, "jkt": key.thumbprint()}
+
     async def _mcp(self, seen: Seen) -> Reply:
         message = seen.json()
-        token = seen.headers.get("authorization", "").removeprefix("Bearer ")
+        scheme, _, token = seen.headers.get("authorization", "").partition(" ")
+        if self.dpop and token in self.tokens:
+            claims = self._check_proof(seen, self.mcp_url, token)
+            if scheme != "DPoP" or claims is None:
+                return self._challenge(401, "invalid_token", None)
+            if self.rs_nonce and claims.get("nonce") != self.rs_nonce:
+                headers = {"WWW-Authenticate": 'DPoP error="use_dpop_nonce"', "DPoP-Nonce": self.rs_nonce}
+                return as_json(401, {"error": "use_dpop_nonce"}, headers)
         if token not in self.tokens:
             return self._challenge(401, "invalid_token", self.challenge_scope)
         if (
@@ -195,6 +237,7 @@ class Protected:
                 "code_challenge_methods_supported": ["S256"],
                 "token_endpoint_auth_methods_supported": self.auth_methods,
                 "authorization_response_iss_parameter_supported": True,
+                **({"dpop_signing_alg_values_supported": ["ES256"]} if self.dpop else {}),
                 **self.metadata_extra,
             },
         )
@@ -213,12 +256,15 @@ class Protected:
         params = {"code": code, "state": seen.query.get("state", ""), "iss": self.issuer}
         return 302, {"Location": f"{seen.query['redirect_uri']}?{urlencode(params)}"}, b""
 
-    def _issue(self, scope: str) -> Reply:
+    def _issue(self, scope: str, jkt: str | None = None) -> Reply:
         access = secrets.token_urlsafe(12)
         self.tokens[access] = scope
+        token_type = "Bearer"
+        if jkt is not None:
+            self.bound[access], token_type = jkt, "DPoP"
         body: dict[str, Any] = {
             "access_token": access,
-            "token_type": "Bearer",
+            "token_type": token_type,
             "expires_in": self.token_lifetime,
         }
         if scope:
@@ -233,6 +279,12 @@ class Protected:
         self.token_requests.append(seen)
         form = seen.form()
         grant = form.get("grant_type")
+        jkt = None
+        if self.dpop:
+            claims = self._check_proof(seen, f"{self.base}{self.as_path}/token", None)
+            if claims is None:
+                return as_json(400, {"error": "invalid_dpop_proof"})
+            jkt = claims["jkt"]
         if grant == "authorization_code":
             verifier = form.get("code_verifier", "")
             challenge, scope = self.codes.pop(form.get("code", ""), ("", ""))
@@ -241,13 +293,13 @@ class Protected:
             )
             if not challenge or digest != challenge:
                 return as_json(400, {"error": "invalid_grant"})
-            return self._issue(scope)
+            return self._issue(scope, jkt)
         if grant == "refresh_token":
             await asyncio.sleep(self.refresh_delay)  # long enough for every waiting request to pile up
             scope = self.refreshes.pop(form.get("refresh_token", ""), None)  # single use: rotated
             if scope is None:
                 return as_json(400, {"error": "invalid_grant"})
-            return self._issue(scope)
+            return self._issue(scope, jkt)
         if grant == "client_credentials":
             return self._issue(form.get("scope", ""))
         return as_json(400, {"error": "unsupported_grant_type"})

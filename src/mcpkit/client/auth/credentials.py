@@ -128,6 +128,11 @@ class DPoPKey:
         #: RFC 7638 thumbprint: what a DPoP-bound token's ``cnf.jkt`` names.
         self.thumbprint: str = self._key.thumbprint()
 
+    def private_pem(self) -> str:
+        """The private key, to keep beside the tokens bound to it (they are worthless without it)."""
+        pem: bytes = self._key.as_pem(private=True)
+        return pem.decode()
+
     def proof(
         self, method: str, url: str, *, access_token: str | None = None, nonce: str | None = None
     ) -> str:

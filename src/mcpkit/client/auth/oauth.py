@@ -243,7 +243,11 @@ class OAuth(httpx.Auth):
     async def _load(self) -> None:
         stored = await self.store.get(self._tokens_key)
         tokens = Tokens.from_json(stored) if stored else None
-        # A DPoP-bound token is worthless without its key, which is not kept between runs.
+        pem = stored.get("dpop_key") if stored else None
+        if tokens is not None and tokens.dpop_jkt and isinstance(pem, str) and self.dpop is not False:
+            key = DPoPKey(pem)  # the key the tokens are bound to, kept beside them
+            if key.thumbprint == tokens.dpop_jkt and self._dpop_key is None:
+                self._dpop_key = key
         if (
             tokens is not None
             and tokens.dpop_jkt is not None
@@ -257,7 +261,10 @@ class OAuth(httpx.Auth):
 
     async def _keep(self, tokens: Tokens) -> None:
         self._tokens = tokens
-        await self.store.set(self._tokens_key, tokens.to_json())
+        entry = tokens.to_json()
+        if tokens.dpop_jkt is not None and self._dpop_key is not None:
+            entry["dpop_key"] = self._dpop_key.private_pem()
+        await self.store.set(self._tokens_key, entry)
 
     async def _reauthorize(
         self, version: str | None, challenge: Challenge, used: Tokens | None, *, step_up: bool
