@@ -1,6 +1,7 @@
 """How a server is protected: one configuration object, turned into verifiers when first served.
 
-Importing this module costs nothing: joserfc and httpx are imported by :meth:`ResourceServerAuth.build`.
+Importing this module costs nothing: joserfc and httpx are imported by :func:`build_verifier` and
+:func:`build_dpop`, when a server starts using them.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ if TYPE_CHECKING:
     from ._info import TokenVerifier
     from .dpop import DPoPVerifier
 
-__all__ = ["DPoPPolicy", "ResourceServerAuth"]
+__all__ = ["DPoPPolicy", "ResourceServerAuth", "build_dpop", "build_verifier"]
 
 
 @dataclass(frozen=True)
@@ -97,40 +98,6 @@ class ResourceServerAuth:
             return DPoPPolicy()
         return self.dpop or None
 
-    def build_verifier(self) -> TokenVerifier:
-        """The token verifier these settings describe (imports joserfc or httpx now)."""
-        if self.verifier is not None:
-            return self.verifier
-        if self.introspection_endpoint is not None:
-            from .introspection import IntrospectionVerifier
-
-            return IntrospectionVerifier(
-                self.introspection_endpoint,
-                self.audience,
-                client_id=self.introspection_client_id,
-                client_secret=self.introspection_client_secret,
-                issuer=self.issuer,
-            )
-        from .jwks import RemoteKeys
-        from .tokens import JWTVerifier
-
-        keys = RemoteKeys(self.issuer, self.jwks_uri, cooldown=self.jwks_cooldown, ttl=self.jwks_ttl)
-        return JWTVerifier(self.issuer, self.audience, keys, algorithms=self.algorithms, leeway=self.leeway)
-
-    def build_dpop(self) -> DPoPVerifier | None:
-        settings = self.dpop_settings
-        if settings is None:
-            return None
-        from .dpop import DPoPVerifier, NonceSource
-
-        nonces = NonceSource(settings.nonce_rotate_every, settings.nonce_grace) if settings.nonce else None
-        return DPoPVerifier(
-            algorithms=settings.algorithms,
-            window=settings.window,
-            max_proofs=settings.max_proofs,
-            nonces=nonces,
-        )
-
     def metadata(self) -> dict[str, Any]:
         """The Protected Resource Metadata document (RFC 9728 §2)."""
         document: dict[str, Any] = {
@@ -148,3 +115,41 @@ class ResourceServerAuth:
         if self.resource_name is not None:
             document["resource_name"] = self.resource_name
         return document
+
+
+def build_verifier(config: ResourceServerAuth) -> TokenVerifier:
+    """The token verifier these settings describe (imports joserfc or httpx now)."""
+    if config.verifier is not None:
+        return config.verifier
+    if config.introspection_endpoint is not None:
+        from .introspection import IntrospectionVerifier
+
+        return IntrospectionVerifier(
+            config.introspection_endpoint,
+            config.audience,
+            client_id=config.introspection_client_id,
+            client_secret=config.introspection_client_secret,
+            issuer=config.issuer,
+        )
+    from .jwks import RemoteKeys
+    from .tokens import JWTVerifier
+
+    keys = RemoteKeys(config.issuer, config.jwks_uri, cooldown=config.jwks_cooldown, ttl=config.jwks_ttl)
+    return JWTVerifier(
+        config.issuer, config.audience, keys, algorithms=config.algorithms, leeway=config.leeway
+    )
+
+
+def build_dpop(config: ResourceServerAuth) -> DPoPVerifier | None:
+    settings = config.dpop_settings
+    if settings is None:
+        return None
+    from .dpop import DPoPVerifier, NonceSource
+
+    nonces = NonceSource(settings.nonce_rotate_every, settings.nonce_grace) if settings.nonce else None
+    return DPoPVerifier(
+        algorithms=settings.algorithms,
+        window=settings.window,
+        max_proofs=settings.max_proofs,
+        nonces=nonces,
+    )

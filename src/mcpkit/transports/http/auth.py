@@ -43,6 +43,7 @@ from ...auth import (
     ResourceServerAuth,
     TokenVerifier,
 )
+from ...auth.config import build_dpop, build_verifier
 from ._asgi import Message, Scope, Send, error, plain, send_json
 
 __all__ = [
@@ -94,8 +95,8 @@ class AuthGate:
 
     def __init__(self, config: ResourceServerAuth, verifier: TokenVerifier | None = None) -> None:
         self.config = config
-        self.verifier = verifier if verifier is not None else config.build_verifier()
-        self.dpop = config.build_dpop()
+        self.verifier = verifier if verifier is not None else build_verifier(config)
+        self.dpop = build_dpop(config)
         settings = config.dpop_settings
         self.dpop_required = settings is not None and settings.required
         self.required_scopes = tuple(config.required_scopes)
