@@ -26,7 +26,7 @@ EVERYTHING = str(EXAMPLES / "everything.py")
 #: process, a long line.
 TOOLBOX = textwrap.dedent("""
     import os, sys, time
-    from mcpkit import Server
+    from mcpkit import Context, Server
 
     server = Server("toolbox", "1.0.0")
 
@@ -44,6 +44,11 @@ TOOLBOX = textwrap.dedent("""
     def crash() -> str:
         print("about to crash", file=sys.stderr, flush=True)
         os._exit(7)
+
+    @server.tool
+    async def sign_in(ctx: Context) -> str:
+        answer = await ctx.elicit_url("Sign in to continue", "https://example.com/sign-in?session=42")
+        return f"sign-in: {answer.action}"
 
     @server.tool
     def long_line(count: int = 40) -> str:

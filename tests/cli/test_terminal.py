@@ -89,6 +89,19 @@ def test_defaults_decline_and_cancel() -> None:
     assert code == 1 and "was not confirmed (cancel)" in rest
 
 
+@pytest.mark.parametrize("revision", ["2026-07-28", "2025-11-25"])
+def test_a_url_request_shows_the_url_and_asks_when_done(toolbox: str, revision: str) -> None:
+    child = _spawn("call", toolbox, "sign_in", "--protocol-version", revision)
+    child.expect_exact("The server asks: Sign in to continue")
+    child.expect_exact("open https://example.com/sign-in?session=42")
+    child.expect_exact("Done? [Y/n] ")
+    child.sendline("")
+    code, rest = _finish(child)
+    assert code == 0 and "sign-in: accept" in rest
+    off_a_terminal = run_mcpkit("call", toolbox, "sign_in", "--protocol-version", revision)
+    assert off_a_terminal.stdout == "sign-in: decline\n"
+
+
 def test_the_timeout_stands_still_while_the_user_types() -> None:
     """In the handshake era the call stays pending while the form is open: a person who thinks for
     longer than --timeout must not see it time out."""
