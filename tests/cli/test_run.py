@@ -115,3 +115,19 @@ def test_what_a_module_prints_at_import_goes_to_stderr_over_stdio(tmp_path: Path
     assert json.loads(first)["result"]["serverInfo"]["name"] == "printer"
     assert len(out.splitlines()) == 1
     assert b"hello from print\n" in err and b"hello from fd 1\n" in err
+
+
+def test_the_installed_script_finds_a_module_in_the_current_folder(tmp_path: Path) -> None:
+    (tmp_path / "mypkg").mkdir()
+    (tmp_path / "mypkg" / "__init__.py").write_text("")
+    _server_file(tmp_path / "mypkg", "srv.py", "from mcpkit import Server\nserver = Server('modsrv')\n")
+    script = str(Path(sys.executable).parent / "mcpkit")  # not python -m: its sys.path[0] is bin/
+    done = subprocess.run(
+        [script, "info", f"{script} run mypkg.srv", "--json"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["serverInfo"]["name"] == "modsrv"

@@ -74,6 +74,10 @@ def _import(location: str) -> ModuleType:
         except Exception as exc:
             raise SystemExit(_failure(location, exc)) from None
         return module
+    if os.getcwd() not in sys.path and "" not in sys.path:
+        # The ``mcpkit`` script's sys.path starts with its own bin folder, not the current one, where
+        # a user's ``package.module`` lives (``python -m mcpkit`` has it already).
+        sys.path.insert(0, os.getcwd())
     try:
         return importlib.import_module(location)
     except ModuleNotFoundError as exc:
