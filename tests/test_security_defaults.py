@@ -296,7 +296,7 @@ def test_bad_timeouts_and_rate_limits_are_refused_at_registration() -> None:
 )
 def test_rate_limit_specs(spec: str, capacity: int, per_second: float) -> None:
     limit = RateLimit(spec)
-    assert limit.capacity == capacity and limit.per_second == pytest.approx(per_second)
+    assert limit.rate.capacity == capacity and limit.rate.per_second == pytest.approx(per_second)
 
 
 def test_rate_limit_per_client_connection() -> None:

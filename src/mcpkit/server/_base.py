@@ -5,15 +5,15 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import functools
-import re
 import time
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from .._connection import Scope
 from .._prompts import PromptRegistry
+from .._ratelimit import Rate
 from .._resources import ResourceRegistry
 from .._signature import ToolSignature
 from ..context import Context
@@ -29,32 +29,20 @@ F = TypeVar("F", bound=Callable[..., Any])
 TaskSupport = Literal["forbidden", "optional", "required"]
 
 
-_RATE: Final = re.compile(r"\s*(\d+)\s*/\s*(\d+(?:\.\d+)?)?\s*(s|sec|second|m|min|minute|h|hour)\s*")
-_UNIT_SECONDS: Final = {"s": 1.0, "sec": 1.0, "second": 1.0, "m": 60.0, "min": 60.0, "minute": 60.0}
-
-
 class RateLimit:
-    """A token bucket per client connection: ``"10/s"`` allows bursts of 10 and 10 calls a second.
+    """A token bucket per client connection: ``"10/s"`` allows bursts of 10 and 10 calls a second
+    (the spec's forms: :class:`mcpkit._ratelimit.Rate`).
 
-    The spec is ``N/UNIT`` or ``N/COUNT UNIT`` with UNIT one of ``s``, ``m``, ``h`` (``"5/10s"``:
-    5 calls per 10 seconds). Each handshake-era session or stdio connection has its own bucket;
-    2026-07-28 requests carry no connection, so they share one bucket per tool. Buckets go with
-    their connection (weak keys), so the table does not grow with closed sessions.
+    Each handshake-era session or stdio connection has its own bucket; 2026-07-28 requests carry
+    no connection, so they share one bucket per tool. Buckets go with their connection (weak
+    keys), so the table does not grow with closed sessions.
     """
 
-    __slots__ = ("_buckets", "_shared", "capacity", "per_second", "spec")
+    __slots__ = ("_buckets", "_shared", "rate", "spec")
 
     def __init__(self, spec: str) -> None:
-        found = _RATE.fullmatch(spec)
-        if found is None:
-            raise ValueError(f"invalid rate limit {spec!r}: expected 'N/s', 'N/m', 'N/h' or 'N/10s'")
-        count, span, unit = found.groups()
-        seconds = float(span or 1) * _UNIT_SECONDS.get(unit, 3600.0)
-        if int(count) < 1 or seconds <= 0:
-            raise ValueError(f"invalid rate limit {spec!r}: the count and the period must be positive")
-        self.spec = spec.strip()
-        self.capacity = float(count)
-        self.per_second = self.capacity / seconds
+        self.rate = Rate(spec)
+        self.spec = self.rate.spec
         self._buckets: weakref.WeakKeyDictionary[object, list[float]] = weakref.WeakKeyDictionary()
         self._shared: list[float] | None = None
 
@@ -64,19 +52,13 @@ class RateLimit:
         bucket: list[float] | None
         if key is None:
             if self._shared is None:
-                self._shared = [self.capacity, now]
+                self._shared = self.rate.new_bucket(now)
             bucket = self._shared
         else:
             bucket = self._buckets.get(key)
             if bucket is None:
-                bucket = self._buckets[key] = [self.capacity, now]
-        tokens = min(self.capacity, bucket[0] + (now - bucket[1]) * self.per_second)
-        bucket[1] = now
-        if tokens < 1.0:
-            bucket[0] = tokens
-            return False
-        bucket[0] = tokens - 1.0
-        return True
+                bucket = self._buckets[key] = self.rate.new_bucket(now)
+        return self.rate.take(bucket, now) == 0.0
 
 
 @dataclass(slots=True)
