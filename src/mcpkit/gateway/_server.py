@@ -17,6 +17,7 @@ from typing import Any
 import msgspec
 
 from .._compat import shape_call_result, shape_listed, shape_prompt_result, shape_tool
+from .._connection import META_SERVER_INFO
 from .._errors import (
     InvalidParams,
     MCPError,
@@ -40,7 +41,15 @@ _CONSENT_SCHEMA = {
 
 
 def _dump(value: Any) -> dict[str, Any]:
+    """A result of an upstream as ours: its ``serverInfo`` metadata names the upstream, not us."""
     built: dict[str, Any] = msgspec.to_builtins(value)
+    meta = built.get("_meta")
+    if isinstance(meta, dict) and META_SERVER_INFO in meta:
+        meta = {k: v for k, v in meta.items() if k != META_SERVER_INFO}
+        if meta:
+            built["_meta"] = meta
+        else:
+            del built["_meta"]
     return built
 
 
@@ -122,7 +131,10 @@ class Gateway:
         arguments = params.get("arguments")
         if arguments is not None and not isinstance(arguments, dict):
             raise InvalidParams("tools/call params.arguments must be an object")
-        routed = self.host.route(name)
+        try:
+            routed = self.host.route(name)
+        except Unavailable as exc:  # a tool of a server that is down: say so, as a tool error
+            return {"content": [{"type": "text", "text": str(exc)}], "isError": True}
         upstream = self.host.upstreams[routed.server]
         client = upstream.client
         handshake_upstream = client is not None and client.protocol_version < "2026"

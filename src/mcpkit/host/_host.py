@@ -334,7 +334,7 @@ class Host:
                 written("ask:unavailable", "refused")
                 return _refusal(
                     f"The call to {name} needs the user's consent, and the caller cannot be asked"
-                    " (it did not declare the elicitation capability)."
+                    " (no elicitation: not declared, or not in its protocol revision)."
                 )
             if not allowed:
                 written("ask:no", "refused")

@@ -127,7 +127,10 @@ class Upstream:
             if self._closing:
                 return
             self.status.state = "restarting" if self.restart else "failed"
-            self.first_attempt.set()
+            if not self.restart or self.status.restarts >= 1:
+                # One retry before the host's start gives up waiting: a server slow to start under
+                # load (its discover answer too late, say) usually makes it the second time.
+                self.first_attempt.set()
             self.hooks.on_lists(self.config.key)
             logger.warning("server %s: %s", self.config.key, self.status.error)
             if not self.restart:
@@ -142,6 +145,9 @@ class Upstream:
         config = self.config
         options: dict[str, Any] = {
             "protocol_version": config.protocol_version,
+            # A server that starts slowly (a cold interpreter on a loaded machine) must not be
+            # mistaken for a legacy one that ignores the discover probe.
+            "probe_timeout": 10.0,
             "on_notification": self._notified,
             **self.hooks.client_options(config.key),
         }

@@ -59,7 +59,8 @@ async def ask_user(ctx: Context) -> str:
     answer = await ctx.elicit("Go ahead?", {"type": "object", "properties": {"ok": {"type": "boolean"}}})
     sampled = await ctx.sample("Say something")
     roots = await ctx.list_roots()
-    text = sampled.content.text if hasattr(sampled.content, "text") else "?"
+    content = sampled.content
+    text = content.get("text", "?") if isinstance(content, dict) else getattr(content, "text", "?")
     return f"{answer.action}:{(answer.content or {}).get('ok')}|{text}|{','.join(r.uri for r in roots)}"
 
 

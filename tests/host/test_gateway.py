@@ -1,0 +1,255 @@
+"""The gateway as a real process (stdio and Streamable HTTP), called by clients of every revision.
+
+Consent ``ask`` reaches the caller as elicitation (handshake era) or an ``input_required`` round
+(2026-07-28); a caller that cannot be asked is refused; upstream sampling, elicitation and roots
+are relayed across eras both ways; a killed backend fails its call clearly and comes back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mcpkit import Client, Root, RPCError, TextContent
+
+from ..conftest import free_port, http_server
+from ._util import SERVERS, audit_lines, example, run, toolbox
+
+pytestmark = pytest.mark.e2e
+
+ALL_VERSIONS = [None, "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"]
+
+
+def _text(result: Any) -> str:
+    return " ".join(b.text for b in result.content if isinstance(b, TextContent))
+
+
+def write_config(tmp_path: Path, servers: dict[str, Any], **mcpkit: Any) -> Path:
+    path = tmp_path / "gateway.json"
+    policy = {"default": "allow", "rules": [{"tool": "delete_*", "action": "ask"}]}
+    extra = {"audit": {"path": str(tmp_path / "audit.jsonl")}, "policy": policy, **mcpkit}
+    path.write_text(json.dumps({"mcpServers": servers, "mcpkit": extra}))
+    return path
+
+
+def gateway(path: Path, *extra: str) -> list[str]:
+    return [sys.executable, "-m", "mcpkit", "gateway", str(path), *extra]
+
+
+class User:
+    """The person behind a client: answers consent forms and upstream questions, and says what it saw."""
+
+    def __init__(self, allow: bool = True) -> None:
+        self.allow = allow
+        self.asked: list[str] = []
+
+    async def elicit(self, params: dict[str, Any]) -> dict[str, Any]:
+        self.asked.append(params["message"])
+        if "allow" in json.dumps(params.get("requestedSchema", {})):
+            return {"action": "accept", "content": {"allow": self.allow}}
+        return {"action": "accept", "content": {"ok": True}}
+
+    async def sample(self, params: dict[str, Any]) -> dict[str, Any]:
+        self.asked.append("sampling")
+        return {"role": "assistant", "content": {"type": "text", "text": "hello"}, "model": "test"}
+
+
+@pytest.mark.parametrize("version", ALL_VERSIONS)
+def test_stdio_gateway_in_every_revision(tmp_path: Path, version: str | None) -> None:
+    path = write_config(
+        tmp_path, {"weather": example("weather.py"), "box": toolbox(protocolVersion="2025-06-18")}
+    )
+    user = User()
+
+    async def main() -> None:
+        async with Client(gateway(path), protocol_version=version, elicitation=user.elicit) as client:
+            assert client.server_info is not None and client.server_info.name == "mcpkit-gateway"
+            names = [tool.name for tool in await client.list_tools()]
+            assert names[:3] == ["weather__get_weather", "weather__get_weather_data", "weather__forecast"]
+            assert "box__delete_everything" in names
+            assert "Paris" in _text(await client.call_tool("weather__get_weather", {"location": "Paris"}))
+            consent = await client.call_tool("box__delete_everything")
+            if version in ("2025-03-26", "2024-11-05"):  # no elicitation in the revision: refused, said so
+                assert consent.is_error and "cannot be asked" in _text(consent)
+                assert not user.asked
+            else:
+                assert _text(consent) == "deleted"
+                assert "delete_everything" in user.asked[0]
+
+    run(main())
+    decisions = [line["decision"] for line in audit_lines(tmp_path)]
+    assert decisions[-1] == ("ask:unavailable" if version in ("2025-03-26", "2024-11-05") else "ask:yes")
+
+
+@pytest.mark.parametrize("version", [None, "2025-11-25"])
+def test_consent_declined_and_caller_without_elicitation(tmp_path: Path, version: str | None) -> None:
+    path = write_config(tmp_path, {"box": toolbox()})
+
+    async def main() -> None:
+        async with Client(
+            gateway(path), protocol_version=version, elicitation=User(allow=False).elicit
+        ) as client:
+            declined = await client.call_tool("box__delete_everything")
+            assert declined.is_error and "did not allow" in _text(declined)
+        async with Client(gateway(path), protocol_version=version) as client:  # declares no elicitation
+            refused = await client.call_tool("box__delete_everything")
+            assert refused.is_error and "cannot be asked" in _text(refused)
+
+    run(main())
+    assert [line["decision"] for line in audit_lines(tmp_path)] == ["ask:no", "ask:unavailable"]
+
+
+@pytest.mark.parametrize(
+    ("upstream", "caller"),
+    [
+        ("2025-06-18", None),  # handshake upstream, stateless caller: requests become input_required rounds
+        ("2025-11-25", "2025-11-25"),  # handshake both sides: requests relayed as requests
+        (None, "2025-06-18"),  # stateless upstream's rounds answered by relaying requests to the caller
+        (None, None),  # stateless both sides: rounds relayed as rounds
+    ],
+)
+def test_upstream_questions_are_relayed_across_eras(
+    tmp_path: Path, upstream: str | None, caller: str | None
+) -> None:
+    entry = toolbox(protocolVersion=upstream) if upstream else toolbox()
+    path = write_config(tmp_path, {"box": entry})
+    user = User()
+
+    async def main() -> None:
+        async with Client(
+            gateway(path),
+            protocol_version=caller,
+            elicitation=user.elicit,
+            sampling=user.sample,
+            roots=[Root(uri="file:///work/project", name="project")],
+        ) as client:
+            result = await client.call_tool("box__ask_user")
+            assert _text(result) == "accept:True|hello|file:///work/project", _text(result)
+            assert user.asked == ["Go ahead?", "sampling"]
+
+    run(main())
+
+
+def test_caller_that_cannot_sample_gets_a_clear_error(tmp_path: Path) -> None:
+    path = write_config(tmp_path, {"box": toolbox(protocolVersion="2025-06-18")})
+
+    async def main() -> None:
+        async with Client(gateway(path), protocol_version="2025-11-25", elicitation=User().elicit) as client:
+            # the upstream tool's sampling request is refused with the caller's missing capability
+            # (-32021), and the upstream's failed call reaches the caller with that code and message
+            with pytest.raises(RPCError, match="sampling") as raised:
+                await client.call_tool("box__ask_user")
+            assert raised.value.code == -32021
+
+    run(main())
+
+
+@pytest.fixture
+def http_gateway(tmp_path: Path) -> Iterator[str]:
+    path = write_config(
+        tmp_path, {"weather": example("weather.py"), "box": toolbox(protocolVersion="2025-06-18")}
+    )
+    port = free_port()
+    yield from http_server(gateway(path, "--transport", "http", "--port", str(port)), port, 30)
+
+
+@pytest.mark.parametrize("version", [None, "2025-11-25", "2025-03-26"])
+def test_http_gateway(http_gateway: str, version: str | None) -> None:
+    user = User()
+
+    async def main() -> None:
+        deadline = time.monotonic() + 30
+        while True:  # the port accepts before the servers behind it are connected
+            async with Client(
+                http_gateway, protocol_version=version, elicitation=user.elicit, sampling=user.sample
+            ) as client:
+                names = [tool.name for tool in await client.list_tools()]
+                if "box__ask_user" in names and "weather__forecast" in names:
+                    break
+            assert time.monotonic() < deadline, names
+            await asyncio.sleep(0.2)
+        async with Client(
+            http_gateway, protocol_version=version, elicitation=user.elicit, sampling=user.sample
+        ) as client:
+            assert "Quito" in _text(await client.call_tool("weather__get_weather", {"location": "Quito"}))
+            if version != "2025-03-26":  # elicitation exists from 2025-06-18
+                assert _text(await client.call_tool("box__delete_everything")) == "deleted"
+
+    run(main())
+
+
+def test_official_sdk_client_through_the_gateway(tmp_path: Path) -> None:
+    path = write_config(
+        tmp_path,
+        {
+            "weather": example("weather.py"),
+            "sdk": {"command": sys.executable, "args": [str(SERVERS / "sdk_server.py")]},
+        },
+    )
+    client = Path(__file__).parents[1] / "interop" / "peers" / "official_client.py"
+    for mode in ("auto", "legacy"):
+        proc = subprocess.run(
+            [sys.executable, str(client), "--mode", mode, "--call", "sdk__shout", '{"text": "hi"}',
+             "--call", "weather__get_weather", '{"location": "Kyiv"}', "--", *gateway(path)],
+            capture_output=True, text=True, timeout=60, check=False,
+        )  # fmt: skip
+        out = json.loads(proc.stdout)
+        assert "error" not in out, out
+        assert out["serverInfo"]["name"] == "mcpkit-gateway", mode
+        assert {"sdk__shout", "weather__get_weather"} <= {t["name"] for t in out["tools"]}, (
+            mode,
+            proc.stderr,
+        )
+        assert out["calls"]["sdk__shout"]["content"][0]["text"] == "HI"
+        assert "Kyiv" in out["calls"]["weather__get_weather"]["content"][0]["text"]
+        assert out["protocolVersion"] == ("2026-07-28" if mode == "auto" else "2025-11-25")
+
+
+def test_list_changes_and_a_killed_backend_through_the_gateway(tmp_path: Path) -> None:
+    path = write_config(tmp_path, {"box": toolbox(), "weather": example("weather.py")})
+    told: list[str] = []
+    changed = asyncio.Event()
+
+    async def notified(method: str, params: dict[str, Any]) -> None:
+        told.append(method)
+        if method == "notifications/tools/list_changed":
+            changed.set()
+
+    async def main() -> None:
+        async with Client(gateway(path), protocol_version="2025-11-25", on_notification=notified) as client:
+            await client.call_tool("box__add_tool", {"name": "fresh"})
+            await asyncio.wait_for(changed.wait(), 20)
+            assert "box__fresh" in [t.name for t in await client.list_tools()]
+            pid = int(_text(await client.call_tool("box__pid")))
+            started = asyncio.Event()
+
+            async def progress(done: float, total: float | None, message: str | None) -> None:
+                started.set()  # the upstream's progress came through the gateway: the call is running
+
+            slow = asyncio.ensure_future(client.call_tool("box__wait", {"seconds": 60}, on_progress=progress))
+            await asyncio.wait_for(started.wait(), 20)
+            os.kill(pid, signal.SIGKILL)
+            failed = await slow
+            assert failed.is_error and "server 'box' failed during the call" in _text(failed)
+            assert "Oslo" in _text(await client.call_tool("weather__get_weather", {"location": "Oslo"}))
+            deadline = time.monotonic() + 30
+            while True:
+                result = await client.call_tool("box__pid")
+                if not result.is_error:
+                    break
+                assert "box" in _text(result)
+                assert time.monotonic() < deadline, _text(result)
+                await asyncio.sleep(0.1)
+            assert int(_text(result)) != pid
+
+    run(main(), 90)
