@@ -88,7 +88,7 @@ class RemoteKeys:
                     "the authorization server's keys cannot be fetched", self._next_try - self.clock()
                 )
             return
-        if self._fetching is None:
+        if self._fetching is None or self._fetching.done():  # done: an outcome nobody collected
             self._fetching = asyncio.ensure_future(self._fetch())
         fetching = self._fetching
         try:

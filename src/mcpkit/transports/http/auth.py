@@ -125,7 +125,8 @@ class AuthGate:
         raw = [v for k, v in scope["headers"] if k.lower() == b"authorization"]
         if len(raw) > 1:
             raise AuthError("more than one Authorization header", error="invalid_request")
-        if b"access_token=" in scope.get("query_string", b""):
+        query = scope.get("query_string", b"").split(b"&")
+        if any(part.split(b"=", 1)[0] == b"access_token" for part in query):
             raise AuthError("tokens are accepted in the Authorization header only", error="invalid_request")
         scheme, _, token = headers.get("authorization", "").partition(" ")
         scheme, token = scheme.lower(), token.strip(" ")
