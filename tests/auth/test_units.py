@@ -10,8 +10,10 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from mcpkit.auth import AuthUnavailable, DPoPError, DPoPPolicy, ResourceServerAuth
+from mcpkit.auth import AuthUnavailable, DPoPError, DPoPPolicy, InvalidToken, ResourceServerAuth
 from mcpkit.auth.dpop import DPoPVerifier, NonceSource, normalize_url
 from mcpkit.auth.jwks import RemoteKeys
 from mcpkit.transports.http.auth import metadata_url
@@ -158,3 +160,47 @@ def test_mcpkit_run_refuses_incomplete_auth_options(flags: list[str], message: s
         [sys.executable, "-m", "mcpkit", "run", server, *flags], capture_output=True, text=True, timeout=30
     )
     assert done.returncode == 1 and message in done.stderr
+
+
+_SEGMENT = st.text(
+    alphabet='ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_=+/.{}":', max_size=40
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(st.text(max_size=80), st.lists(_SEGMENT, min_size=1, max_size=5).map(".".join)))
+def test_any_text_as_a_token_or_proof_is_refused_with_an_auth_error(text: str) -> None:
+    """Whatever arrives in the headers, the answer is a 401, never a crash (a 500)."""
+    from mcpkit.auth.tokens import decode_segments
+
+    try:
+        header, claims, _ = decode_segments(text)
+    except InvalidToken:
+        pass
+    else:  # what does decode is two JSON objects, which the verifier then checks
+        assert isinstance(header, dict) and isinstance(claims, dict)
+    verifier = DPoPVerifier()
+    with pytest.raises(DPoPError):
+        verifier.check(text, "POST", ["http://127.0.0.1/mcp"], "tok", "jkt")
+
+
+def test_crafted_json_in_the_segments_is_refused_not_crashed() -> None:
+    import base64
+    import json
+
+    from mcpkit.auth.tokens import decode_segments
+
+    def seg(value: object) -> str:
+        return base64.urlsafe_b64encode(json.dumps(value).encode()).rstrip(b"=").decode()
+
+    verifier = DPoPVerifier()
+    for header in ([], "x", {"alg": 5}, {"alg": "ES256", "typ": "dpop+jwt", "jwk": "x"},
+                   {"alg": "ES256", "typ": "dpop+jwt", "jwk": {"kty": "EC"}},
+                   {"alg": "ES256", "typ": "dpop+jwt", "jwk": {"kty": "oct", "k": "AA"}}):  # fmt: skip
+        for claims in ([], 1, {"htm": ["POST"]}, {"iat": "now"}):
+            token = f"{seg(header)}.{seg(claims)}.{seg('sig')}"
+            with pytest.raises(DPoPError):
+                verifier.check(token, "POST", ["http://127.0.0.1/mcp"], "tok", "jkt")
+            if not isinstance(header, dict) or not isinstance(claims, dict):
+                with pytest.raises(InvalidToken):
+                    decode_segments(token)
