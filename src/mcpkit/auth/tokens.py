@@ -47,7 +47,7 @@ def decode_segments(token: str) -> tuple[dict[str, Any], dict[str, Any], jws.Com
 def verify_signature(token: str, key: Any, alg: str) -> bool:
     try:
         jws.deserialize_compact(token, key, algorithms=[alg])
-    except JoseError:
+    except (JoseError, ValueError, TypeError):  # whatever the segments hold, the answer is "no"
         return False
     return True
 
