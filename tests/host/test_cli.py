@@ -1,0 +1,135 @@
+"""``mcpkit host`` and ``mcpkit gateway`` as commands: listing, calling, consent, the shell, --from."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mcpkit import Client, TextContent
+
+from ..conftest import ROOT
+from ._util import example, mcpkit_cli, run, toolbox
+
+pytestmark = pytest.mark.e2e
+
+
+def _write(path: Path, servers: dict[str, Any], **mcpkit: Any) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    extra = {"audit": {"path": str(path.parent / "audit.jsonl")}, **mcpkit}
+    path.write_text(json.dumps({"mcpServers": servers, "mcpkit": extra}))
+    return path
+
+
+def _env(tmp_path: Path) -> dict[str, str]:
+    """HOME and XDG_CONFIG_HOME in *tmp_path*, so --from reads the test's files, never the user's."""
+    return {
+        **os.environ,
+        "HOME": str(tmp_path),
+        "XDG_CONFIG_HOME": str(tmp_path / ".config"),
+        "XDG_STATE_HOME": str(tmp_path / "state"),
+    }
+
+
+def test_list_and_call(tmp_path: Path) -> None:
+    policy = {"default": "allow", "rules": [{"tool": "delete_*", "action": "ask"}]}
+    cfg = _write(tmp_path / "host.json", {"weather": example("weather.py"), "box": toolbox()}, policy=policy)
+    listed = mcpkit_cli("host", str(cfg), "--list", env=_env(tmp_path))
+    assert listed.returncode == 0, listed.stderr
+    assert "weather: ready 2026-07-28" in listed.stdout
+    assert "  weather__get_weather  Get current weather information for a location." in listed.stdout
+    called = mcpkit_cli(
+        "host", str(cfg), "--call", "weather__forecast", "location=Paris", "days=2", env=_env(tmp_path)
+    )
+    assert called.returncode == 0, called.stderr
+    assert called.stdout.startswith('["day 1: ') and "day 2: " in called.stdout
+    # 'ask' with no terminal to ask at: refused, exit 1; --yes answers it
+    refused = mcpkit_cli("host", str(cfg), "--call", "box__delete_everything", env=_env(tmp_path))
+    assert refused.returncode == 1 and "did not allow" in refused.stdout
+    allowed = mcpkit_cli("host", str(cfg), "--call", "box__delete_everything", "--yes", env=_env(tmp_path))
+    assert allowed.returncode == 0 and allowed.stdout.strip() == "deleted"
+    decisions = [json.loads(line)["decision"] for line in (tmp_path / "audit.jsonl").read_text().splitlines()]
+    assert decisions == ["allow", "ask:no", "ask:yes"]
+
+
+def test_config_mistakes_and_unknown_tools(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text(
+        json.dumps({"mcpServers": {"w": {"command": "x", "env": {"KEY": "${SURELY_UNSET_VARIABLE}"}}}})
+    )
+    result = mcpkit_cli("host", str(bad), "--list", env=_env(tmp_path))
+    assert result.returncode == 2
+    assert "mcpServers.w.env.KEY: environment variable SURELY_UNSET_VARIABLE is not set" in result.stderr
+    cfg = _write(tmp_path / "ok.json", {"weather": example("weather.py")})
+    unknown = mcpkit_cli("host", str(cfg), "--call", "weather__nope", env=_env(tmp_path))
+    assert unknown.returncode == 2 and "no tool 'weather__nope'" in unknown.stderr
+    neither = mcpkit_cli("host", "--list", env=_env(tmp_path))
+    assert neither.returncode == 2 and "--from" in neither.stderr
+
+
+def test_interactive_shell_prompts_for_missing_arguments(tmp_path: Path) -> None:
+    cfg = _write(tmp_path / "host.json", {"weather": example("weather.py")}, policy={"default": "allow"})
+    proc = subprocess.run(
+        [sys.executable, "-m", "mcpkit", "host", str(cfg)],
+        input="help\nlist\ndescribe weather__get_weather\ncall weather__get_weather\nTallinn\nstatus\nquit\n",
+        capture_output=True, text=True, timeout=60, env=_env(tmp_path), cwd=ROOT, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert "3 tools from 1 servers" in out
+    assert "call NAME [key=value ...]" in out  # help
+    assert '"name": "weather__get_weather"' in out  # describe
+    assert "location (City name or zip code): " in out  # the prompt for the required argument
+    assert "Current weather in Tallinn" in out
+    assert "weather: ready" in out
+
+
+@pytest.mark.parametrize(
+    ("app", "relative", "write"),
+    [
+        ("claude-desktop", ".config/Claude/claude_desktop_config.json", "mcpServers"),
+        ("cursor", ".cursor/mcp.json", "mcpServers"),
+        ("windsurf", ".codeium/windsurf/mcp_config.json", "mcpServers"),
+        ("vscode", ".config/Code/User/mcp.json", "servers"),
+        ("zed", ".config/zed/settings.json", "context_servers"),
+        ("goose", ".config/goose/config.yaml", "extensions"),
+        ("claude-code", ".claude.json", "mcpServers"),
+    ],
+)
+def test_from_reads_each_applications_own_file(tmp_path: Path, app: str, relative: str, write: str) -> None:
+    path = tmp_path / relative
+    path.parent.mkdir(parents=True, exist_ok=True)
+    entry = example("weather.py")
+    if write == "extensions":
+        path.write_text(
+            f"extensions:\n  weather:\n    type: stdio\n    enabled: true\n    cmd: {entry['command']}\n"
+            f"    args: {json.dumps(entry['args'])}\n"
+        )
+    else:
+        path.write_text(json.dumps({write: {"weather": entry}}))
+    result = mcpkit_cli("host", "--from", app, "--list", env=_env(tmp_path))
+    assert result.returncode == 0, result.stderr
+    assert "weather__get_weather" in result.stdout
+
+
+def test_from_without_the_file(tmp_path: Path) -> None:
+    result = mcpkit_cli("host", "--from", "cursor", "--list", env=_env(tmp_path))
+    assert result.returncode == 2 and "no Cursor config at" in result.stderr
+
+
+def test_gateway_command_from_an_applications_file(tmp_path: Path) -> None:
+    _write(tmp_path / ".cursor" / "mcp.json", {"weather": example("weather.py")}, policy={"default": "allow"})
+    env = _env(tmp_path)
+
+    async def main() -> None:
+        command = [sys.executable, "-m", "mcpkit", "gateway", "--from", "cursor"]
+        async with Client(command, env=env) as client:
+            result = await client.call_tool("weather__get_weather", {"location": "Bern"})
+            assert "Bern" in " ".join(b.text for b in result.content if isinstance(b, TextContent))
+
+    run(main())
