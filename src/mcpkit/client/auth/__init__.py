@@ -11,6 +11,7 @@ OAuth. Modules, one job each:
 * :mod:`.oauth`: :class:`OAuth`, reacting to 401 and 403, one token change at a time;
 * :mod:`.discovery`: the challenge, Protected Resource Metadata, authorization server metadata;
 * :mod:`.flow`: PKCE, the authorization URL, checking the response (``state``, ``iss``), registration;
+* :mod:`.identity`: which client id to use at an authorization server, in the spec's order;
 * :mod:`.grants`: tokens, the token endpoint, machine grants (client credentials, JWT bearer,
   enterprise-managed ID-JAG exchange);
 * :mod:`.credentials`: client authentication (secrets, ``private_key_jwt``) and DPoP proofs;

@@ -31,8 +31,10 @@ from .errors import OAuthError
 __all__ = [
     "AuthServer",
     "Challenge",
+    "Context",
     "ProtectedResource",
     "as_metadata_urls",
+    "discover",
     "fetch_as_metadata",
     "fetch_protected_resource",
     "parse_challenge",
@@ -265,3 +267,35 @@ async def fetch_as_metadata(http: httpx.AsyncClient, issuer: str, version: str |
             raw=body,
         )
     return None
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    """What discovery found for one MCP server: its resource identifier (the ``resource`` parameter
+    to send), its authorization server, and its Protected Resource Metadata if it publishes any."""
+
+    resource: str
+    server: AuthServer
+    prm: ProtectedResource | None
+
+
+async def discover(
+    http: httpx.AsyncClient, server_url: str, challenge: Challenge, version: str | None, issuer: str | None
+) -> Context:
+    """The whole discovery for *server_url*, preferring the authorization server *issuer* if the
+    resource lists it (else its first).
+
+    Raises:
+        OAuthError: metadata that speaks for another resource or issuer, or none where it must be.
+    """
+    prm = await fetch_protected_resource(http, server_url, challenge, version)
+    if prm is None:  # 2025-03-26: the authorization base URL is the MCP URL without its path
+        base = origin_of(server_url)
+        server = await fetch_as_metadata(http, base, version) or AuthServer.defaults(base)
+        return Context(server_url, server, None)
+    servers = prm.authorization_servers
+    chosen = next((s for s in servers if issuer and same_issuer(s, issuer)), servers[0])
+    found = await fetch_as_metadata(http, chosen, version)
+    if found is None:
+        raise OAuthError(f"the authorization server {chosen} publishes no metadata")
+    return Context(prm.resource, found, prm)

@@ -32,16 +32,14 @@ from .credentials import ClientIdentity, DPoPKey, choose_auth_method
 from .discovery import (
     AuthServer,
     Challenge,
-    ProtectedResource,
+    Context,
     canonical_resource,
-    fetch_as_metadata,
-    fetch_protected_resource,
+    discover,
     origin_of,
     parse_challenge,
-    same_issuer,
 )
 from .errors import OAuthError
-from .flow import authorization_url, check_response, pkce_pair, register, same_redirect
+from .flow import authorization_url, check_response, pkce_pair
 from .grants import (
     ClientCredentials,
     Grant,
@@ -51,6 +49,7 @@ from .grants import (
     jwt_bearer_form,
     token_request,
 )
+from .identity import metadata_document, preregistered, registered
 from .redirect import Interactive, LoopbackRedirect
 from .store import MemoryTokenStore, TokenStore
 
@@ -62,17 +61,6 @@ DEFAULT_REDIRECT_URI: Final = "http://127.0.0.1/callback"
 #: A failed authorization is not tried again at once: the era probe and the fallback ``initialize``
 #: that follows it would otherwise send the user to the browser twice for one refusal.
 _FAILURE_MEMORY: Final = 10.0
-
-
-class _Context:
-    """What discovery found for one MCP server."""
-
-    __slots__ = ("prm", "resource", "server")
-
-    def __init__(self, resource: str, server: AuthServer, prm: ProtectedResource | None) -> None:
-        self.resource = resource
-        self.server = server
-        self.prm = prm
 
 
 class OAuth(httpx.Auth):
@@ -152,7 +140,7 @@ class OAuth(httpx.Auth):
         self.server_url: str | None = None
         self._tokens: Tokens | None = None
         self._loaded = False
-        self._context: _Context | None = None
+        self._context: Context | None = None
         self._requested: list[str] = []
         self._lock = asyncio.Lock()
         self._dpop_key: DPoPKey | None = None
@@ -296,24 +284,12 @@ class OAuth(httpx.Auth):
     def _http(self) -> httpx.AsyncClient:
         return httpx.AsyncClient(timeout=self.timeout, follow_redirects=False)
 
-    async def _discover(self, http: httpx.AsyncClient, version: str | None, challenge: Challenge) -> _Context:
+    async def _discover(self, http: httpx.AsyncClient, version: str | None, challenge: Challenge) -> Context:
         assert self.server_url is not None
-        prm = await fetch_protected_resource(http, self.server_url, challenge, version)
-        if prm is not None:
-            servers = prm.authorization_servers
-            issuer = next((s for s in servers if self.issuer and same_issuer(s, self.issuer)), servers[0])
-            server = await fetch_as_metadata(http, issuer, version)
-            if server is None:
-                raise OAuthError(f"the authorization server {issuer} publishes no metadata")
-            context = _Context(prm.resource, server, prm)
-        else:  # 2025-03-26: the authorization base URL is the MCP URL without its path
-            base = origin_of(self.server_url)
-            server = await fetch_as_metadata(http, base, version) or AuthServer.defaults(base)
-            context = _Context(self.server_url, server, None)
-        self._context = context
-        return context
+        self._context = await discover(http, self.server_url, challenge, version, self.issuer)
+        return self._context
 
-    def _scope_for(self, context: _Context, challenge: Challenge, version: str | None) -> str | None:
+    def _scope_for(self, context: Context, challenge: Challenge, version: str | None) -> str | None:
         """The scope strategy: the challenge's scopes (added to those asked for before: a step up
         keeps what was granted), else the ones the user gave, else ``scopes_supported``, else none."""
         if challenge.scopes:
@@ -350,18 +326,16 @@ class OAuth(httpx.Auth):
         return self._dpop_key
 
     def _preregistered(self, server: AuthServer) -> ClientIdentity | None:
-        if self.client_id is None or (
-            self.issuer is not None and not same_issuer(server.issuer, self.issuer)
-        ):
-            return None
-        return ClientIdentity(self.client_id, self.client_secret, None, self.private_key, self.signing_alg)
+        return preregistered(
+            server, self.client_id, self.client_secret, self.private_key, self.signing_alg, self.issuer
+        )
 
     def _methods(self, server: AuthServer) -> list[str] | None:
         methods = server.raw.get("token_endpoint_auth_methods_supported")
         return [m for m in methods if isinstance(m, str)] if isinstance(methods, list) else None
 
     async def _obtain(
-        self, http: httpx.AsyncClient, context: _Context, scope: str | None, version: str | None
+        self, http: httpx.AsyncClient, context: Context, scope: str | None, version: str | None
     ) -> Tokens:
         server, dpop = context.server, self._dpop_for(context.server)
         grant = self.grant
@@ -387,7 +361,7 @@ class OAuth(httpx.Auth):
     async def _authorization_code(
         self,
         http: httpx.AsyncClient,
-        context: _Context,
+        context: Context,
         scope: str | None,
         version: str | None,
         dpop: DPoPKey | None,
@@ -406,6 +380,8 @@ class OAuth(httpx.Auth):
         state = secrets.token_urlsafe(24)
         async with self._redirect() as (redirect_uri, complete):
             identity = await self._identity(http, server, redirect_uri)
+            if identity is None:  # pragma: no cover - registration raises instead
+                raise OAuthError(f"no client identity for {server.issuer}")
             url = authorization_url(
                 server,
                 client_id=identity.client_id,
@@ -442,48 +418,22 @@ class OAuth(httpx.Auth):
             yield pair
 
     async def _identity(
-        self, http: httpx.AsyncClient, server: AuthServer, redirect_uri: str
-    ) -> ClientIdentity:
-        """Who to be at *server*, in the spec's order: pre-registered, a Client ID Metadata Document,
-        a registration made earlier with this server, a new dynamic registration."""
-        identity = self._preregistered(server)
-        if identity is not None:
-            return identity
-        if self.client_metadata_url and server.raw.get("client_id_metadata_document_supported") is True:
-            method = "private_key_jwt" if self.private_key else "none"
-            return ClientIdentity(self.client_metadata_url, None, method, self.private_key, self.signing_alg)
-        key = f"client {server.issuer}"
-        stored = await self.store.get(key)
-        if (
-            stored
-            and isinstance(stored.get("client_id"), str)
-            and any(same_redirect(uri, redirect_uri) for uri in stored.get("redirect_uris", []))
-        ):
-            return ClientIdentity(stored["client_id"], stored.get("client_secret"), stored.get("auth_method"))
-        identity = await register(http, server, redirect_uri=redirect_uri, client_name=self.client_name)
-        await self.store.set(
-            key, {**identity.to_json(), "redirect_uris": [redirect_uri], "issuer": server.issuer}
+        self, http: httpx.AsyncClient, server: AuthServer, redirect_uri: str | None
+    ) -> ClientIdentity | None:
+        """Who to be at *server* (:mod:`.identity`); for a refresh (no *redirect_uri*) never a new
+        registration."""
+        return (
+            self._preregistered(server)
+            or metadata_document(server, self.client_metadata_url, self.private_key, self.signing_alg)
+            or await registered(http, self.store, server, redirect_uri, self.client_name)
         )
-        return identity
 
-    async def _known_identity(self, server: AuthServer) -> ClientIdentity | None:
-        """The identity to refresh with: never a new registration."""
-        identity = self._preregistered(server)
-        if identity is not None:
-            return identity
-        if self.client_metadata_url and server.raw.get("client_id_metadata_document_supported") is True:
-            return ClientIdentity(self.client_metadata_url, None, "none")
-        stored = await self.store.get(f"client {server.issuer}")
-        if stored and isinstance(stored.get("client_id"), str):
-            return ClientIdentity(stored["client_id"], stored.get("client_secret"), stored.get("auth_method"))
-        return None
-
-    async def _refresh(self, http: httpx.AsyncClient, context: _Context, tokens: Tokens) -> Tokens:
+    async def _refresh(self, http: httpx.AsyncClient, context: Context, tokens: Tokens) -> Tokens:
         assert tokens.refresh_token is not None
         server = context.server
         if tokens.issuer is not None and tokens.issuer != server.issuer:
             raise OAuthError("the refresh token belongs to another authorization server")
-        identity = await self._known_identity(server)
+        identity = await self._identity(http, server, None)
         form = {
             "grant_type": "refresh_token",
             "refresh_token": tokens.refresh_token,
