@@ -117,6 +117,7 @@ class Protected:
     as_path: str = ""  # the issuer's path ("/tenant1": the issuer has a path component)
     prm_in_challenge: bool = True
     prm_at: str = "/.well-known/oauth-protected-resource/mcp"
+    resource_path: str = "/mcp"  # the resource the metadata names
     metadata_at: str = "/.well-known/oauth-authorization-server"  # where the AS metadata is served
     metadata_extra: dict[str, Any] = field(default_factory=dict)
     issuer_override: str | None = None
@@ -222,7 +223,9 @@ class Protected:
         return as_json(200, {"jsonrpc": "2.0", "id": message["id"], "result": result})
 
     async def _prm(self, seen: Seen) -> Reply:
-        return as_json(200, {"resource": self.mcp_url, "authorization_servers": [self.issuer]})
+        return as_json(
+            200, {"resource": self.base + self.resource_path, "authorization_servers": [self.issuer]}
+        )
 
     async def _metadata(self, seen: Seen) -> Reply:
         prefix = f"{self.base}{self.as_path}"
