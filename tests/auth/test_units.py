@@ -204,3 +204,44 @@ def test_crafted_json_in_the_segments_is_refused_not_crashed() -> None:
             if not isinstance(header, dict) or not isinstance(claims, dict):
                 with pytest.raises(InvalidToken):
                     decode_segments(token)
+
+
+def test_scope_hierarchies_count_in_the_checks() -> None:
+    """ "Servers MUST account for scope hierarchies": a broader scope grants the narrower ones."""
+    import httpx
+
+    from mcpkit import Server
+    from mcpkit.auth import AuthInfo
+
+    class Tokens:
+        async def verify(self, token: str) -> AuthInfo:
+            return AuthInfo(subject="ann", scopes=frozenset(token.split("+")))
+
+    auth = ResourceServerAuth(
+        issuer="https://as.example",
+        audience="http://127.0.0.1:8000/mcp",
+        required_scopes=["notes:read"],
+        scope_implies={"notes:admin": ["notes:write"], "notes:write": ["notes:read"]},
+        verifier=Tokens(),
+    )
+    assert auth.expand_scopes({"notes:admin"}) == {"notes:admin", "notes:write", "notes:read"}
+    app = Server("s", "1").http_app(auth=auth)
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": meta}}
+
+    async def status(token: str) -> int:
+        headers = {
+            "Authorization": f"Bearer {token}",
+            "MCP-Protocol-Version": "2026-07-28",
+            "Mcp-Method": "tools/list",
+        }
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1:8000") as http:
+            return (await http.post("/mcp", json=body, headers=headers)).status_code
+
+    assert asyncio.run(status("notes:admin")) == 200
+    assert asyncio.run(status("notes:write+other")) == 200
+    assert asyncio.run(status("other")) == 403

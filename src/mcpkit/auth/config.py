@@ -6,7 +6,7 @@ Importing this module costs nothing: joserfc and httpx are imported by :func:`bu
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -63,6 +63,9 @@ class ResourceServerAuth:
         verifier: bring your own :class:`~mcpkit.auth.TokenVerifier` (replaces the two above).
         dpop: accept DPoP-bound tokens (``True`` or a :class:`DPoPPolicy`); ``None``: bearer tokens only.
         resource_name: the human-readable ``resource_name`` of the metadata.
+        scope_implies: scope hierarchies (``{"notes:admin": ["notes:read", "notes:write"]}``): a
+            token granting a key is taken to grant what it implies (transitively), for the scope
+            checks and in ``ctx.auth.scopes``.
     """
 
     issuer: str
@@ -81,6 +84,7 @@ class ResourceServerAuth:
     verifier: TokenVerifier | None = None
     dpop: DPoPPolicy | bool | None = None
     resource_name: str | None = None
+    scope_implies: Mapping[str, Sequence[str]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         check_algorithms(self.algorithms)
@@ -91,6 +95,17 @@ class ResourceServerAuth:
                 raise ValueError(f"{name} must be an absolute http(s) URL, got {getattr(self, name)!r}")
         if "#" in self.audience:
             raise ValueError("audience (the canonical URI) must not have a fragment")
+
+    def expand_scopes(self, granted: Iterable[str]) -> frozenset[str]:
+        """*granted* and every scope it implies (see *scope_implies*)."""
+        found = set(granted)
+        todo = list(found)
+        while todo:
+            for implied in self.scope_implies.get(todo.pop(), ()):
+                if implied not in found:
+                    found.add(implied)
+                    todo.append(implied)
+        return frozenset(found)
 
     @property
     def dpop_settings(self) -> DPoPPolicy | None:

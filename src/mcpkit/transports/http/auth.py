@@ -26,6 +26,7 @@ tells clients to look), to any origin: it is public by design.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from collections.abc import Iterable, Sequence
@@ -151,6 +152,8 @@ class AuthGate:
                 proofs[0].decode("latin-1"), scope["method"], self._urls(scope, headers), token, info.jkt
             )
             nonce = self.dpop.nonces.current() if self.dpop.nonces is not None else None
+        if self.config.scope_implies:
+            info = dataclasses.replace(info, scopes=self.config.expand_scopes(info.scopes))
         missing = [s for s in self.required_scopes if s not in info.scopes]
         if missing:
             raise InsufficientScope(self.required_scopes)
