@@ -114,3 +114,14 @@ def test_a_server_without_s256_pkce_is_refused() -> None:
             return server
 
     assert run(main()).authorizations == []
+
+
+def test_plain_http_endpoints_are_refused_off_this_machine() -> None:
+    async def main() -> None:
+        server = Protected(metadata_extra={"token_endpoint": "http://as.example/token"})
+        async with server.running():
+            with pytest.raises(OAuthError, match="not HTTPS") as caught:
+                await _list_tools(server, OAuth(interactive=approve))
+            assert caught.value.error == "insecure_endpoint"
+
+    run(main())

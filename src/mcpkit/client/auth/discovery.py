@@ -136,6 +136,16 @@ def origin_of(url: str) -> str:
     return _split(url)[0]
 
 
+def secure(url: str) -> bool:
+    """HTTPS, or plain HTTP to this machine: "All authorization server endpoints MUST be served over
+    HTTPS", and a loopback address never leaves the host."""
+    parts = urlsplit(url)
+    host = (parts.hostname or "").lower()
+    return parts.scheme == "https" or (
+        parts.scheme == "http" and (host in ("localhost", "::1") or host.startswith("127."))
+    )
+
+
 def prm_urls(server_url: str) -> list[str]:
     """The well-known Protected Resource Metadata URLs to try, path-suffixed first."""
     origin, path = _split(server_url)
@@ -259,6 +269,12 @@ async def fetch_as_metadata(http: httpx.AsyncClient, issuer: str, version: str |
         if not isinstance(token_endpoint, str):
             raise OAuthError(f"the authorization server metadata at {url} has no token_endpoint")
         authorize, register = body.get("authorization_endpoint"), body.get("registration_endpoint")
+        for endpoint in (token_endpoint, authorize, register):
+            if isinstance(endpoint, str) and not secure(endpoint):
+                raise OAuthError(
+                    f"{endpoint} is not HTTPS: authorization server endpoints must be (loopback aside)",
+                    error="insecure_endpoint",
+                )
         return AuthServer(
             issuer=body["issuer"],
             authorization_endpoint=authorize if isinstance(authorize, str) else None,
