@@ -1,19 +1,27 @@
-"""``mcpkit demo``: a client calling the bundled example servers, in both protocol eras.
+"""``mcpkit demo``: a host over the bundled example servers, governed, and served as one gateway.
 
-It spawns ``examples/weather.py`` and ``examples/notes.py`` as real stdio servers, lets the client
-negotiate (2026-07-28 through ``server/discover``), then talks to the notes server again through the
-``initialize`` handshake of 2025-11-25, and prints what came back.
+It starts ``examples/weather.py`` (2026-07-28), ``examples/notes.py`` (the 2025-11-25 handshake)
+and ``examples/travel.py`` (2025-06-18) at once under the embedded config :data:`CONFIG`, shows
+their tools under the host's names with the policy's decision for each, calls a few (one denied by a
+rule), then serves the lot as one MCP server and calls the travel agent through it from a
+2026-07-28 client and a 2025-11-25 one: the consent question and the server's own questions reach
+each caller in its era (``input_required`` rounds, or requests). The audit log goes to a temporary
+folder and its lines are shown at the end.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
+import subprocess
 import sys
+import tempfile
+import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
-__all__ = ["main"]
+__all__ = ["CONFIG", "main"]
 
 
 def examples_dir() -> Path:
@@ -26,81 +34,134 @@ def examples_dir() -> Path:
     return packaged if packaged.is_dir() else Path(__file__).resolve().parents[2] / "examples"
 
 
-def _command(example: str) -> list[str]:
-    return [sys.executable, "-m", "mcpkit", "run", str(examples_dir() / example)]
+#: The demo's host config (``mcpServers`` with an ``mcpkit`` section); ``{run}`` and ``{examples}``
+#: are filled in with this Python's ``-m mcpkit run`` and :func:`examples_dir`.
+CONFIG: Final = """{
+  "mcpServers": {
+    "weather": {"command": "{python}", "args": ["-m", "mcpkit", "run", "{examples}/weather.py"]},
+    "notes": {"command": "{python}", "args": ["-m", "mcpkit", "run", "{examples}/notes.py"],
+              "protocolVersion": "2025-11-25"},
+    "travel": {"command": "{python}", "args": ["-m", "mcpkit", "run", "{examples}/travel.py"],
+               "protocolVersion": "2025-06-18", "tools": {"deny": ["where_to_save"]}}
+  },
+  "mcpkit": {
+    "policy": {"default": "ask", "rules": [
+      {"annotations": {"readOnlyHint": true}, "action": "allow"},
+      {"server": "notes", "tool": "delete_*", "action": "deny"},
+      {"server": "notes", "action": "allow"},
+      {"server": "weather", "action": "allow"}
+    ]},
+    "rateLimits": [{"server": "weather", "rate": "20/s"}],
+    "rename": {"weather__get_weather": "weather"}
+  }
+}"""
 
 
-async def _run(console: Any) -> None:
+def _config(audit: Path) -> Any:
+    from .host import AuditConfig, parse_config
+
+    text = CONFIG.replace("{python}", json.dumps(sys.executable)[1:-1])
+    text = text.replace("{examples}", json.dumps(str(examples_dir()))[1:-1])
+    config = parse_config(json.loads(text))
+    config.audit = AuditConfig(audit)
+    return config
+
+
+async def _run(console: Any, audit: Path) -> None:
     from rich.table import Table
 
     from .client import Client
+    from .gateway import Gateway
+    from .transports.memory import memory_pair
     from .types import TextContent
 
     def show(title: str, result: Any) -> None:
         texts = [block.text for block in result.content if isinstance(block, TextContent)]
         style = "red" if result.is_error is True else "green"
-        console.print(
-            f"  [bold]{title}[/bold] →", f"[{style}]" + " | ".join(texts).replace("\n", " · ") + f"[/{style}]"
-        )
+        joined = " | ".join(texts).replace("\n", " · ")
+        console.print(f"  [bold]{title}[/bold] →", f"[{style}]{joined}[/{style}]")
 
-    async with Client(_command("weather.py")) as weather:
-        info = weather.server_info
+    began = time.monotonic()
+    gateway = Gateway(_config(audit), name="mcpkit-demo-gateway", stderr=subprocess.DEVNULL)
+    async with gateway:
+        host = gateway.host
         console.rule(
-            f"[bold]{info.name if info else '?'}[/bold] over stdio, protocol {weather.protocol_version}"
+            f"[bold]host[/bold]: {len(host.upstreams)} servers connected at once in {time.monotonic() - began:.1f} s"
         )
-        table = Table("tool", "description", box=None, header_style="bold cyan")
-        for tool in await weather.list_tools():
-            table.add_row(tool.name, str(tool.description).split("\n")[0])
+        table = Table("tool (host name)", "server", "protocol", "policy", box=None, header_style="bold cyan")
+        for tool in host.tools():
+            routed = host.route(tool.name)
+            decision, rule = host.decision(tool.name)
+            colour = {"allow": "green", "deny": "red", "ask": "yellow"}[decision]
+            version = host.status()[routed.server].protocol_version
+            table.add_row(tool.name, routed.server, version, f"[{colour}]{decision}[/{colour}] ({rule})")
         console.print(table)
-        show("get_weather(Paris)", await weather.call_tool("get_weather", {"location": "Paris"}))
-        data = await weather.call_tool("get_weather_data", {"location": "Oslo", "unit": "fahrenheit"})
-        show("get_weather_data(Oslo)", data)
-        console.print("  structuredContent:", data.structured_content)
-        show("forecast(days=12)", await weather.call_tool("forecast", {"location": "Lima", "days": 12}))
-        show("get_weather(location=42)", await weather.call_tool("get_weather", {"location": 42}))
 
-    async with Client(_command("notes.py"), protocol_version="2025-11-25") as notes:
-        console.rule(
-            f"[bold]notes[/bold] over stdio, protocol {notes.protocol_version} (initialize handshake)"
+        console.rule("[bold]calls through the host[/bold], each routed to its server")
+        show("weather(Paris)", await host.call_tool("weather", {"location": "Paris"}))
+        show(
+            "weather__forecast(days=12)",
+            await host.call_tool("weather__forecast", {"location": "Lima", "days": 12}),
         )
-        created = await notes.call_tool("create_notebook", {"title": "groceries"})
-        show("create_notebook", created)
-        notebook_id = created.structured_content["notebook_id"]  # type: ignore[index]
-        for text in ("eggs", "coffee"):
-            show(
-                f"add_note({text})",
-                await notes.call_tool("add_note", {"notebook_id": notebook_id, "text": text}),
-            )
-        show("list_notes", await notes.call_tool("list_notes", {"notebook_id": notebook_id}))
-        show("list_notes(bad handle)", await notes.call_tool("list_notes", {"notebook_id": "nb_nope"}))
-        contents = (await notes.read_resource(f"notes://{notebook_id}")).contents[0]
-        console.print(f"  [bold]read notes://{notebook_id}[/bold] →", repr(contents.text))
-        prompt = await notes.get_prompt("summarize", {"notebook_id": notebook_id})
-        console.print("  [bold]prompt summarize[/bold] →", repr(prompt.messages[0].content.text))  # type: ignore[union-attr]
+        created = await host.call_tool("notes__create_notebook", {"title": "groceries"})
+        show("notes__create_notebook", created)
+        notebook = created.structured_content["notebook_id"]  # type: ignore[index]
+        added = await host.call_tool("notes__add_note", {"notebook_id": notebook, "text": "eggs"})
+        show("notes__add_note(eggs)", added)
+        note_id = added.structured_content["note_id"]  # type: ignore[index]
+        show(
+            "notes__delete_note",
+            await host.call_tool("notes__delete_note", {"notebook_id": notebook, "note_id": note_id}),
+        )
+        read = (await host.read_resource(f"notes://{notebook}")).contents[0]
+        console.print(
+            f"  [bold]read notes://{notebook}[/bold] → routed to notes →", repr(getattr(read, "text", ""))
+        )
 
-    async def confirm(params: dict[str, Any]) -> dict[str, Any]:
-        console.print(f"  [yellow]server asks:[/yellow] {params['message']} → yes, for 2")
-        return {"action": "accept", "content": {"confirm": True, "travellers": 2}}
+        async def confirm(params: dict[str, Any]) -> dict[str, Any]:
+            message = params["message"]
+            if "allow" in json.dumps(params.get("requestedSchema", {})):
+                console.print(f"    [yellow]consent asked:[/yellow] {message} → yes")
+                return {"action": "accept", "content": {"allow": True}}
+            console.print(f"    [yellow]the travel server asks:[/yellow] {message} → yes, for 2")
+            return {"action": "accept", "content": {"confirm": True, "travellers": 2}}
 
-    async def model(params: dict[str, Any]) -> dict[str, Any]:
-        console.print(f"  [yellow]server samples:[/yellow] {params['messages'][0]['content']['text']}")
-        return {
-            "role": "assistant",
-            "content": {"type": "text", "text": "walk the old town"},
-            "model": "demo",
-        }
+        async def model(params: dict[str, Any]) -> dict[str, Any]:
+            console.print(
+                f"    [yellow]the travel server samples:[/yellow] {params['messages'][0]['content']['text']}"
+            )
+            return {
+                "role": "assistant",
+                "content": {"type": "text", "text": "walk the old town"},
+                "model": "demo",
+            }
 
-    for version in (None, "2025-06-18"):
-        async with Client(
-            _command("travel.py"), protocol_version=version, elicitation=confirm, sampling=model
-        ) as travel:
-            how = (
-                "input_required rounds" if travel.protocol_version >= "2026" else "server-to-client requests"
-            )
-            console.rule(
-                f"[bold]travel[/bold], protocol {travel.protocol_version}: the tool asks back ({how})"
-            )
-            show("plan_trip(Tallinn)", await travel.call_tool("plan_trip", {"destination": "Tallinn"}))
+        for revision in (None, "2025-11-25"):
+            ours, theirs = memory_pair()
+            serving = asyncio.ensure_future(gateway.server.serve(theirs))
+            async with Client(ours, protocol_version=revision, elicitation=confirm, sampling=model) as client:
+                how = "input_required rounds" if client.protocol_version >= "2026" else "requests"
+                console.rule(
+                    f"[bold]gateway[/bold] to a {client.protocol_version} caller: questions travel as {how}"
+                )
+                tools = await client.list_tools()
+                console.print(
+                    f"  {len(tools)} tools in one server: " + ", ".join(t.name for t in tools[:4]) + ", ..."
+                )
+                show(
+                    "travel__plan_trip(Tallinn)",
+                    await client.call_tool("travel__plan_trip", {"destination": "Tallinn"}),
+                )
+            await serving
+
+
+def _show_audit(console: Any, audit: Path) -> None:
+    console.rule(f"[bold]audit log[/bold] ({audit.name}, one JSON line per call)")
+    for line in audit.read_text().splitlines():
+        entry = json.loads(line)
+        console.print(
+            f"  {entry['name']:<28} {entry['decision']:<9} {entry['outcome']:<14} {entry['caller']}"
+        )
 
 
 def main() -> int:
@@ -110,6 +171,9 @@ def main() -> int:
     if not (examples_dir() / "weather.py").is_file():
         console.print(f"[red]no example servers in {examples_dir()}; set MCPKIT_EXAMPLES[/red]")
         return 1
-    asyncio.run(_run(console))
+    with tempfile.TemporaryDirectory() as folder:
+        audit = Path(folder) / "audit.jsonl"
+        asyncio.run(_run(console, audit))
+        _show_audit(console, audit)
     console.rule("[bold green]done[/bold green]")
     return 0

@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -133,3 +134,17 @@ def test_gateway_command_from_an_applications_file(tmp_path: Path) -> None:
             assert "Bern" in " ".join(b.text for b in result.content if isinstance(b, TextContent))
 
     run(main())
+
+
+def test_demo_runs_the_host_and_the_gateway(tmp_path: Path) -> None:
+    began = time.monotonic()
+    result = mcpkit_cli("demo", env={**_env(tmp_path), "COLUMNS": "120"})
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "host: 3 servers connected at once" in out
+    assert "notes__delete_note" in out and "deny (rule 2)" in out
+    assert "was denied by the host's policy (rule 2)" in out
+    assert "questions travel as input_required rounds" in out and "questions travel as requests" in out
+    assert out.count("Idea: walk the old town") == 2
+    assert "input-required" in out and "done" in out
+    assert time.monotonic() - began < 30  # about 2 s unloaded; the bound only catches a hang

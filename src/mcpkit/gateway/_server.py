@@ -28,6 +28,7 @@ from .._errors import (
 )
 from ..context import Context
 from ..host import ConsentRequest, Host, HostConfig, Unavailable
+from ..host._host import INPUT_ROUND
 from ..server import Server
 from .bridge import Bridge, CallScope
 
@@ -165,7 +166,7 @@ class Gateway:
             raise
         if scope.needs.done():
             # A 2026-07-28 caller must answer an upstream question first: end this round.
-            call.cancel()
+            call.cancel(INPUT_ROUND)
             with contextlib.suppress(BaseException):
                 await call
             raise scope.needs.result()

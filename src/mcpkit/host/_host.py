@@ -43,7 +43,10 @@ from .audit import AuditLog, default_audit_path
 from .model import DEFAULT_REDACT, HostConfig
 from .upstream import ServerStatus, Upstream, UpstreamHooks
 
-__all__ = ["AskCallback", "ConsentRequest", "Host"]
+__all__ = ["INPUT_ROUND", "AskCallback", "ConsentRequest", "Host"]
+
+#: The message a call is cancelled with when it ends for an ``input_required`` round (audit outcome).
+INPUT_ROUND = "input-required"
 
 
 @dataclass(frozen=True)
@@ -262,6 +265,13 @@ class Host:
             return upstream.unavailable()
         return InvalidParams(f"Unknown {kind}: {name}")
 
+    def decision(self, name: str) -> tuple[str, str]:
+        """What the policy says of a call to the host tool *name* (``allow``/``deny``/``ask``), and
+        which rule says it; before any call, so a shell or a listing can show it."""
+        routed, tool = self._tables.tools[name] if name in self._tables.tools else (self.route(name), None)
+        hints = msgspec.to_builtins(tool.annotations) if tool is not None and tool.annotations else {}
+        return self.config.policy.decide(routed.server, routed.name, hints)
+
     def route(self, name: str) -> aggregate.Routed:
         """Which server and which of its tools a host tool name stands for.
 
@@ -355,12 +365,12 @@ class Host:
         except InputRequired:
             written(decision, "input-required")
             raise
-        except (MCPError, asyncio.CancelledError) as exc:
-            written(
-                decision,
-                "cancelled" if isinstance(exc, asyncio.CancelledError) else "error",
-                str(exc) or None,
-            )
+        except asyncio.CancelledError as exc:
+            # The gateway ends a call whose caller must answer a question first with this message.
+            written(decision, "input-required" if exc.args == (INPUT_ROUND,) else "cancelled")
+            raise
+        except MCPError as exc:
+            written(decision, "error", str(exc) or None)
             raise
         written(decision, "tool-error" if result.is_error else "ok")
         return result
