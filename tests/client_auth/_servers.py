@@ -10,8 +10,9 @@ import contextlib
 import hashlib
 import json
 import secrets
+import threading
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
@@ -91,8 +92,8 @@ class Router:
                 await writer.wait_closed()
 
     @contextlib.asynccontextmanager
-    async def running(self) -> AsyncIterator[str]:
-        server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+    async def running(self, port: int = 0) -> AsyncIterator[str]:
+        server = await asyncio.start_server(self._serve, "127.0.0.1", port)
         self.url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
         try:
             yield self.url
@@ -137,6 +138,8 @@ class Protected:
     dpop: bool = False  # advertise DPoP, bind tokens to the proof's key, demand proofs at /mcp
     rs_nonce: str | None = None  # the nonce /mcp demands in proofs (use_dpop_nonce until it has it)
     bound: dict[str, str] = field(default_factory=dict)  # access token -> key thumbprint
+    signing_key: Any = None  # a joserfc key: issue signed JWT access tokens, keys at /jwks
+    audience: str = ""
     jtis: list[str] = field(default_factory=list)
     proof_errors: list[str] = field(default_factory=list)
 
@@ -152,6 +155,28 @@ class Protected:
     def mcp_url(self) -> str:
         return f"{self.base}/mcp"
 
+    @contextlib.contextmanager
+    def in_thread(self) -> Iterator[Protected]:
+        """Serve from a thread of its own (for a server process that must reach it while the test's
+        own loop is not yet running)."""
+        loop = asyncio.new_event_loop()
+        up, down = threading.Event(), asyncio.Event()
+
+        async def serve() -> None:
+            async with self.running():
+                up.set()
+                await down.wait()
+
+        thread = threading.Thread(target=loop.run_until_complete, args=(serve(),), daemon=True)
+        thread.start()
+        up.wait(10)
+        try:
+            yield self
+        finally:
+            loop.call_soon_threadsafe(down.set)
+            thread.join(10)
+            loop.close()
+
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[Protected]:
         r = self.router
@@ -161,6 +186,7 @@ class Protected:
         r.route("POST", f"{self.as_path}/register")(self._register)
         r.route("GET", f"{self.as_path}/authorize")(self._authorize)
         r.route("POST", f"{self.as_path}/token")(self._token)
+        r.route("GET", "/jwks")(self._jwks)
         async with r.running():
             yield self
 
@@ -241,6 +267,7 @@ class Protected:
                 "token_endpoint_auth_methods_supported": self.auth_methods,
                 "authorization_response_iss_parameter_supported": True,
                 **({"dpop_signing_alg_values_supported": ["ES256"]} if self.dpop else {}),
+                **({"jwks_uri": f"{self.base}/jwks"} if self.signing_key is not None else {}),
                 **self.metadata_extra,
             },
         )
@@ -260,7 +287,7 @@ class Protected:
         return 302, {"Location": f"{seen.query['redirect_uri']}?{urlencode(params)}"}, b""
 
     def _issue(self, scope: str, jkt: str | None = None) -> Reply:
-        access = secrets.token_urlsafe(12)
+        access = self._mint(scope) if self.signing_key is not None else secrets.token_urlsafe(12)
         self.tokens[access] = scope
         token_type = "Bearer"
         if jkt is not None:
@@ -282,6 +309,7 @@ class Protected:
         self.token_requests.append(seen)
         form = seen.form()
         grant = form.get("grant_type")
+        self.audience = form.get("resource", self.mcp_url)
         jkt = None
         if self.dpop:
             claims = self._check_proof(seen, f"{self.base}{self.as_path}/token", None)
@@ -306,6 +334,19 @@ class Protected:
         if grant == "client_credentials":
             return self._issue(form.get("scope", ""))
         return as_json(400, {"error": "unsupported_grant_type"})
+
+    def _mint(self, scope: str) -> str:
+        """An RFC 9068 access token for the resource the token request named."""
+        from joserfc import jwt
+
+        now = int(time.time())
+        claims = {"iss": self.issuer, "sub": "alice", "aud": self.audience, "client_id": "c", "iat": now}
+        claims |= {"exp": now + self.token_lifetime, "jti": secrets.token_hex(8), "scope": scope}
+        header = {"alg": "ES256", "typ": "at+jwt", "kid": self.signing_key.kid}
+        return jwt.encode(header, claims, self.signing_key)
+
+    async def _jwks(self, seen: Seen) -> Reply:
+        return as_json(200, {"keys": [self.signing_key.as_dict(private=False)]})
 
     def expire_all(self) -> None:
         """Every access token stops working at once (the refresh tokens still do)."""
