@@ -64,3 +64,17 @@ def test_the_default_flow_opens_the_browser_on_a_loopback_redirect(monkeypatch: 
     [authorization] = server.authorizations
     assert opened and opened[0].startswith(f"{server.base}/authorize?")
     assert authorization["redirect_uri"].startswith("http://127.0.0.1:")
+
+
+def test_a_pasted_redirect_is_read_from_stdin(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import io
+
+    from mcpkit.client.auth import paste_redirect
+
+    monkeypatch.setattr("sys.stdin", io.StringIO("  http://127.0.0.1/callback?code=c&state=s \n"))
+    assert (
+        run(paste_redirect("https://as.example/authorize?q=1")) == "http://127.0.0.1/callback?code=c&state=s"
+    )
+    assert "https://as.example/authorize?q=1" in capsys.readouterr().err

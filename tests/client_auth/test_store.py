@@ -59,3 +59,15 @@ def test_default_path_is_under_the_user_config_dir(monkeypatch: pytest.MonkeyPat
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
     if sys.platform not in ("win32", "darwin"):
         assert default_store_path() == tmp_path / "mcpkit" / "oauth.json"
+
+
+def test_the_keyring_store_needs_keyring() -> None:
+    from mcpkit.client.auth import KeyringTokenStore
+
+    try:
+        import keyring  # noqa: F401
+    except ImportError:
+        with pytest.raises(RuntimeError, match="pip install keyring"):
+            KeyringTokenStore()
+    else:  # pragma: no cover - keyring is not a dependency
+        assert KeyringTokenStore().service == "mcpkit"
