@@ -43,7 +43,8 @@ def test_list_and_call(tmp_path: Path) -> None:
     listed = mcpkit_cli("host", str(cfg), "--list", env=_env(tmp_path))
     assert listed.returncode == 0, listed.stderr
     assert "weather: ready 2026-07-28" in listed.stdout
-    assert "  weather__get_weather  Get current weather information for a location." in listed.stdout
+    assert "  weather__get_weather  [allow]  Get current weather information for a location." in listed.stdout
+    assert "  box__delete_everything  [ask]  " in listed.stdout
     called = mcpkit_cli(
         "host", str(cfg), "--call", "weather__forecast", "location=Paris", "days=2", env=_env(tmp_path)
     )

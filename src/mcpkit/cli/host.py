@@ -105,7 +105,8 @@ def _print_list(host: Any) -> None:
         print(f"{key}: {status.state} {status.protocol_version}{extra}")
     for tool in host.tools():
         description = (tool.description or "").split("\n")[0]
-        print(f"  {tool.name}  {description}".rstrip())
+        decision, _ = host.decision(tool.name)
+        print(f"  {tool.name}  [{decision}]  {description}".rstrip())
 
 
 async def _terminal_consent(request: Any) -> bool:
