@@ -115,8 +115,21 @@ def test_server_suite(harness: list[str], everything: str, wire: str, tmp_path: 
 
 @pytest.mark.parametrize("scenario", CLIENT_SCENARIOS + AUTH_SCENARIOS)
 def test_client_scenario(harness: list[str], scenario: str, tmp_path: Path) -> None:
+    _client_scenario(harness, scenario, tmp_path)
+
+
+# Scenarios of 2025-11-25 that check more at the 2026-07-28 wire (the scope union on step-up, DCR's
+# application_type, the resource identifier sent exactly as published).
+@pytest.mark.parametrize(
+    "scenario", ["auth/scope-step-up", "auth/metadata-var2", "auth/token-endpoint-auth-basic"]
+)
+def test_client_auth_scenario_at_the_2026_wire(harness: list[str], scenario: str, tmp_path: Path) -> None:
+    _client_scenario(harness, scenario, tmp_path, "--spec-version", "2026-07-28")
+
+
+def _client_scenario(harness: list[str], scenario: str, tmp_path: Path, *pinned: str) -> None:
     client = f"{sys.executable} {EXAMPLES / 'conformance_client.py'}"
-    output = _run([*harness, "client", "--command", client, "--scenario", scenario], tmp_path)
+    output = _run([*harness, "client", "--command", client, "--scenario", scenario, *pinned], tmp_path)
     summary = re.search(r"Passed: (\d+)/(\d+), (\d+) failed, (\d+) warnings", output)
     assert summary, output[-3000:]
     passed, checks, failed, warnings = map(int, summary.groups())
