@@ -143,3 +143,15 @@ def test_a_refused_authorization_is_the_error_connecting_raises(version: str | N
 
     server = run(main())
     assert server.router.paths("POST") == ["/mcp"]  # one probe: no initialize fallback, no second try
+
+
+def test_a_client_metadata_document_names_its_own_https_url() -> None:
+    from mcpkit.client.auth import client_metadata_document
+
+    jwks = {"keys": [{"kty": "EC", "crv": "P-256", "x": "x", "y": "y"}]}
+    document = client_metadata_document("https://app.example/oauth/client.json", jwks=jwks)
+    assert document["client_id"] == "https://app.example/oauth/client.json"
+    assert document["token_endpoint_auth_method"] == "private_key_jwt" and document["jwks"] == jwks
+    for bad in ("http://app.example/client.json", "https://app.example/"):
+        with pytest.raises(ValueError, match="https with a path"):
+            client_metadata_document(bad)

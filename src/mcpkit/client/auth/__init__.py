@@ -24,6 +24,7 @@ Importing this package loads httpx, and joserfc only when a JWT is first signed.
 from .credentials import DPoPKey
 from .errors import OAuthError
 from .grants import ClientCredentials, IdentityAssertion, JWTBearer, Tokens
+from .identity import client_metadata_document
 from .oauth import OAuth
 from .redirect import LoopbackRedirect, paste_redirect
 from .store import FileTokenStore, KeyringTokenStore, MemoryTokenStore, TokenStore, default_store_path
@@ -41,6 +42,7 @@ __all__ = [
     "OAuthError",
     "TokenStore",
     "Tokens",
+    "client_metadata_document",
     "default_store_path",
     "paste_redirect",
 ]

@@ -5,6 +5,10 @@ another server ("Authorization Server Binding")."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+from urllib.parse import urlsplit
+
 import httpx
 
 from .credentials import ClientIdentity
@@ -12,7 +16,35 @@ from .discovery import AuthServer, same_issuer
 from .flow import register, same_redirect
 from .store import TokenStore
 
-__all__ = ["metadata_document", "preregistered", "registered"]
+__all__ = ["client_metadata_document", "metadata_document", "preregistered", "registered"]
+
+
+def client_metadata_document(
+    url: str,
+    *,
+    client_name: str = "mcpkit",
+    redirect_uris: Sequence[str] = ("http://127.0.0.1/callback", "http://localhost/callback"),
+    jwks: dict[str, Any] | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
+    """The JSON to serve at *url* for ``OAuth(client_metadata_url=url)``: a Client ID Metadata
+    Document whose ``client_id`` is its own URL (which must be HTTPS, with a path). With *jwks* (the
+    public keys of ``private_key``) the client authenticates with ``private_key_jwt``; without, it is
+    a public client. Loopback redirect URIs match any port (RFC 8252)."""
+    parts = urlsplit(url)
+    if parts.scheme != "https" or parts.path in ("", "/"):
+        raise ValueError(f"a client id metadata document URL must be https with a path, not {url!r}")
+    document: dict[str, Any] = {
+        "client_id": url,
+        "client_name": client_name,
+        "redirect_uris": list(redirect_uris),
+        "grant_types": ["authorization_code", "refresh_token"],
+        "response_types": ["code"],
+        "token_endpoint_auth_method": "private_key_jwt" if jwks else "none",
+    }
+    if jwks:
+        document["jwks"] = jwks
+    return {**document, **extra}
 
 
 def preregistered(
