@@ -253,3 +253,63 @@ def test_list_changes_and_a_killed_backend_through_the_gateway(tmp_path: Path) -
             assert int(_text(result)) != pid
 
     run(main(), 90)
+
+
+@pytest.mark.parametrize("version", [None, "2025-06-18"])
+def test_logs_flow_to_the_caller_and_cancellation_flows_upstream(tmp_path: Path, version: str | None) -> None:
+    path = write_config(tmp_path, {"box": toolbox()})
+    logs: list[Any] = []
+    logged = asyncio.Event()
+
+    async def on_log(params: dict[str, Any]) -> None:
+        logs.append(params)
+        logged.set()
+
+    async def main() -> None:
+        async with Client(gateway(path), protocol_version=version, on_log=on_log) as client:
+            await client.set_logging_level("info")
+            slow = asyncio.ensure_future(client.call_tool("box__wait", {"seconds": 60}))
+            await asyncio.wait_for(logged.wait(), 20)
+            assert logs[0]["data"] == "waiting 60.0 s" and logs[0]["level"] == "info"
+            slow.cancel()  # the client sends notifications/cancelled (or drops its request)
+            with pytest.raises(asyncio.CancelledError):
+                await slow
+            deadline = time.monotonic() + 20
+            while not any(line["outcome"] == "cancelled" for line in audit_lines(tmp_path)):
+                assert time.monotonic() < deadline, audit_lines(tmp_path)
+                await asyncio.sleep(0.05)
+            # the gateway and the box serve on
+            assert _text(await client.call_tool("box__echo", {"text": "still here"})) == "still here"
+
+    run(main())
+
+
+def test_official_sdk_clients_of_other_transports_and_versions(tmp_path: Path) -> None:
+    """mcp 1.30.0 over stdio and Streamable HTTP, and 2.3.0 over HTTP+SSE; ``rename`` gives the
+    gateway's weather tool the plain name these clients call."""
+    from ..interop.venvs import ensure_venv
+
+    mcp1 = ensure_venv("mcp1", "mcp==1.30.0")
+    peers = Path(__file__).parents[1] / "interop" / "peers"
+    path = write_config(
+        tmp_path, {"weather": example("weather.py")}, rename={"weather__get_weather": "get_weather"}
+    )
+    stdio = subprocess.run(
+        [str(mcp1), str(peers / "official_client.py"), "--call", "get_weather", '{"location": "Oslo"}', "--", *gateway(path)],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    out = json.loads(stdio.stdout)
+    assert "error" not in out, out
+    assert out["protocolVersion"] == "2025-06-18" or out["protocolVersion"].startswith("2025")
+    assert "Oslo" in out["calls"]["get_weather"]["content"][0]["text"]
+    port = free_port()
+    for url in http_server(gateway(path, "--transport", "http", "--port", str(port)), port, 30):
+        base = url.removesuffix("/mcp")
+        for python, args in ((mcp1, [url]), (sys.executable, ["--sse", f"{base}/sse"])):
+            proc = subprocess.run(
+                [str(python), str(peers / "official_http_client.py"), *args],
+                capture_output=True, text=True, timeout=60, check=False,
+            )  # fmt: skip
+            assert proc.returncode == 0, proc.stderr[-2000:]
+            lines = proc.stdout.splitlines()
+            assert lines[0].endswith("mcpkit-gateway") and lines[1] == "Current weather in Rome:"

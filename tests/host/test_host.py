@@ -77,9 +77,10 @@ def weather_http() -> Iterator[str]:
     yield from http_server(command, port, 20)
 
 
-def test_streamable_http_server_beside_a_stdio_one(tmp_path: Path, weather_http: str) -> None:
+def test_streamable_http_and_http_sse_servers_beside_a_stdio_one(tmp_path: Path, weather_http: str) -> None:
     servers = {
         "remote": {"type": "http", "url": weather_http},
+        "legacy": {"type": "sse", "url": weather_http.removesuffix("/mcp") + "/sse"},
         "local": example("weather.py", protocolVersion="2025-03-26"),
     }
 
@@ -87,7 +88,11 @@ def test_streamable_http_server_beside_a_stdio_one(tmp_path: Path, weather_http:
         async with Host(config(servers, tmp_path)) as host:
             await host.wait_ready()
             assert host.status()["remote"].transport == "http"
-            for key in ("remote", "local"):
+            assert (host.status()["legacy"].transport, host.status()["legacy"].protocol_version) == (
+                "sse",
+                "2024-11-05",
+            )
+            for key in ("remote", "legacy", "local"):
                 result = await host.call_tool(f"{key}__get_weather", {"location": "Lima"})
                 assert "Lima" in _text(result)
 

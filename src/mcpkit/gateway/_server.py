@@ -115,7 +115,7 @@ class Gateway:
         if method == "notifications/resources/updated" and isinstance(params.get("uri"), str):
             self._spawn(self.server.notify_resource_updated(params["uri"]))
         elif method == "notifications/message":
-            scope = self.bridge.caller_of(server)
+            scope = self.bridge.log_target(server)
             if scope is not None:  # a log line of a call in flight goes to its caller
                 level = str(params.get("level", "info"))
                 self._spawn(scope.ctx.log(level, params.get("data"), logger=params.get("logger") or server))

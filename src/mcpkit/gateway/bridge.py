@@ -63,6 +63,8 @@ class Turns:
         self._condition = asyncio.Condition()
         self._shared = 0
         self.holder: CallScope | None = None
+        #: Every call in flight on the server, holder or not (log lines go to a sole one).
+        self.active: list[CallScope] = []
 
     @contextlib.asynccontextmanager
     async def turn(self, scope: CallScope, exclusive: bool) -> AsyncIterator[None]:
@@ -73,9 +75,11 @@ class Turns:
             else:
                 await self._condition.wait_for(lambda: self.holder is None)
                 self._shared += 1
+        self.active.append(scope)
         try:
             yield
         finally:
+            self.active.remove(scope)
             async with self._condition:
                 if exclusive:
                     self.holder = None
@@ -117,6 +121,15 @@ class Bridge:
             return scope
         turns = self.turns.get(server)
         return turns.holder if turns is not None else None
+
+    def log_target(self, server: str) -> CallScope | None:
+        """Whose call a log line of *server* belongs to: the caller of the call, when that is known
+        (as for questions), else the one call in flight on the server; none when several are."""
+        scope = self.caller_of(server)
+        if scope is not None:
+            return scope
+        turns = self.turns.get(server)
+        return turns.active[0] if turns is not None and len(turns.active) == 1 else None
 
     async def _relay(self, server: str, kind: str, params: dict[str, Any]) -> Any:
         scope = self.caller_of(server)

@@ -169,6 +169,11 @@ class Upstream:
         await client.connect()
         self.status.protocol_version = client.protocol_version
         self.status.server_name = client.server_info.name if client.server_info else ""
+        if "logging" in client.server_capabilities:
+            # Ask for log lines (a 2026-07-28 server sends none unasked); whoever the host hands
+            # them to applies its own level (the gateway: each caller's).
+            with contextlib.suppress(MCPError):
+                await client.set_logging_level("debug")
         await self.refresh()
         self._listener = asyncio.ensure_future(self._listen(client))
 

@@ -14,6 +14,7 @@ server = Server("toolbox", "1.0.0")
 async def wait(seconds: float, ctx: Context) -> str:
     """Sleep, reporting progress once first (so a caller sees the call has started)."""
     await ctx.report_progress(0, 1, "started")
+    await ctx.info(f"waiting {seconds} s")
     await asyncio.sleep(seconds)
     return f"waited {seconds}"
 
