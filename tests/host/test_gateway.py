@@ -285,7 +285,7 @@ def test_logs_flow_to_the_caller_and_cancellation_flows_upstream(tmp_path: Path,
 
 
 def test_official_sdk_clients_of_other_transports_and_versions(tmp_path: Path) -> None:
-    """mcp 1.30.0 over stdio and Streamable HTTP, and 2.3.0 over HTTP+SSE; ``rename`` gives the
+    """mcp 1.30.0 over stdio and Streamable HTTP, 2.3.0 over HTTP+SSE and Streamable HTTP; ``rename`` gives the
     gateway's weather tool the plain name these clients call."""
     from ..interop.venvs import ensure_venv
 
@@ -313,3 +313,27 @@ def test_official_sdk_clients_of_other_transports_and_versions(tmp_path: Path) -
             assert proc.returncode == 0, proc.stderr[-2000:]
             lines = proc.stdout.splitlines()
             assert lines[0].endswith("mcpkit-gateway") and lines[1] == "Current weather in Rome:"
+        # and 2.3.0's own client over Streamable HTTP, in 2026-07-28
+        modern = subprocess.run(
+            [sys.executable, str(peers / "official_client.py"), "--call", "get_weather", '{"location": "Oslo"}', "--", url],
+            capture_output=True, text=True, timeout=60, check=False,
+        )  # fmt: skip
+        out = json.loads(modern.stdout)
+        assert out["protocolVersion"] == "2026-07-28", out
+        assert "Oslo" in out["calls"]["get_weather"]["content"][0]["text"]
+
+
+def test_a_stateless_caller_hears_list_changes_on_its_listen_stream(tmp_path: Path) -> None:
+    path = write_config(tmp_path, {"box": toolbox(protocolVersion="2025-06-18")})
+
+    async def main() -> None:
+        async with Client(gateway(path)) as client:
+            assert client.protocol_version == "2026-07-28"
+            subscription = await client.listen(tools=True)
+            await client.call_tool("box__add_tool", {"name": "later"})
+            method, _ = await asyncio.wait_for(subscription.__anext__(), 20)
+            assert method == "notifications/tools/list_changed"
+            assert "box__later" in [t.name for t in await client.list_tools()]
+            await subscription.close()
+
+    run(main())

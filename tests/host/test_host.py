@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from mcpkit import MCPError
 from mcpkit.host import ConsentRequest, Host, Unavailable
 from mcpkit.types import TextContent
 
@@ -255,5 +256,33 @@ def test_slow_server_does_not_hold_up_the_others(tmp_path: Path) -> None:
             assert "Rome" in _text(await host.call_tool("weather__get_weather", {"location": "Rome"}))
             assert host.status()["never"].state in ("starting", "failed")
         assert time.monotonic() - began < 25
+
+    run(main())
+
+
+def test_per_server_timeout_and_concurrency_limit(tmp_path: Path) -> None:
+    servers = {"box": toolbox(timeout=1.5, maxConcurrency=1), "free": toolbox()}
+
+    async def main() -> None:
+        async with Host(config(servers, tmp_path)) as host:
+            # past the server's timeout: the request is cancelled and the call fails, saying so
+            with pytest.raises(MCPError, match=r"no answer to request \d+ within 1.5 s"):
+                await host.call_tool("box__wait", {"seconds": 30})
+            # one call at a time: a second waits for the slot, at most the timeout, then is refused
+            first = asyncio.ensure_future(host.call_tool("box__wait", {"seconds": 1}))
+            await asyncio.sleep(0)  # let the first take the slot
+            second = await host.call_tool("box__wait", {"seconds": 0})
+            assert _text(await first) == "waited 1.0"
+            assert _text(second) == "waited 0.0"  # it got the slot when the first finished
+            blocker = asyncio.ensure_future(host.call_tool("box__wait", {"seconds": 5}))
+            await asyncio.sleep(0)
+            with pytest.raises(Unavailable, match="server 'box' is busy: 1 calls in flight"):
+                await host.call_tool("box__echo", {"text": "x"})
+            blocker.cancel()
+            # the other server's calls were never limited
+            calls = [host.call_tool("free__wait", {"seconds": 1}) for _ in range(3)]
+            began = time.monotonic()
+            await asyncio.gather(*calls)
+            assert time.monotonic() - began < 2.9
 
     run(main())

@@ -86,6 +86,7 @@ class Upstream:
         self._supervisor: asyncio.Task[None] | None = None
         self._listener: asyncio.Task[None] | None = None
         self._relisting: set[asyncio.Task[None]] = set()
+        self._subscription: Any = None
         self._closing = False
 
     # -- lifecycle ---------------------------------------------------------------------------------
@@ -197,6 +198,15 @@ class Upstream:
         if self._listener is not None:
             self._listener.cancel()
             self._listener = None
+        subscription, self._subscription = self._subscription, None
+        if subscription is not None:
+            answer = getattr(subscription, "answer", None)
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(subscription.close(), 2.0)
+            if isinstance(answer, asyncio.Future):
+                # Nobody else waits for the listen request's answer: take it, so that a connection
+                # closing under it is not reported as an exception never retrieved.
+                answer.add_done_callback(lambda done: done.cancelled() or done.exception())
         client, self.client = self.client, None
         had_lists = bool(self.tools or self.resources or self.templates or self.prompts)
         self.tools, self.resources, self.templates, self.prompts = [], [], [], []
@@ -252,7 +262,7 @@ class Upstream:
         if not any(kinds.values()):
             return
         try:
-            subscription = await client.listen(
+            subscription = self._subscription = await client.listen(
                 tools=kinds["tools"], resources=kinds["resources"], prompts=kinds["prompts"]
             )
             async for method, params in subscription:
@@ -273,8 +283,20 @@ class Upstream:
             raise self.unavailable()
         if self._limit is None:
             return await self._run(client, work)
-        async with self._limit:
+        try:
+            # A slot is waited for no longer than an answer would be: a stuck server's queue
+            # must not grow without end.
+            async with asyncio.timeout(self.config.timeout):
+                await self._limit.acquire()
+        except TimeoutError:
+            raise Unavailable(
+                f"server {self.config.key!r} is busy: {self.config.max_concurrency} calls in flight"
+                f" for {self.config.timeout} s"
+            ) from None
+        try:
             return await self._run(client, work)
+        finally:
+            self._limit.release()
 
     async def _run(self, client: Client, work: Callable[[Client], Awaitable[T]]) -> T:
         try:
