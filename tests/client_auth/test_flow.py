@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 
@@ -136,13 +137,29 @@ def test_a_refused_authorization_is_the_error_connecting_raises(version: str | N
         server = Protected(metadata_issuer="https://attacker.example")
         async with server.running():
             auth = OAuth(interactive=approve)
-            with pytest.raises(MCPError, match=r"OAuthError: .*attacker"):  # the reason, not "no revision"
+            with pytest.raises(OAuthError, match="attacker") as caught:  # the reason, not "no revision"
                 async with Client(server.mcp_url, protocol_version=version, auth=auth):
                     pass
+            assert caught.value.error == "issuer_mismatch"
             return server
 
     server = run(main())
-    assert server.router.paths("POST") == ["/mcp"]  # one probe: no initialize fallback, no second try
+    assert server.router.paths("POST") == ["/mcp"]  # the ping that met the 401: no probe, no second try
+
+
+def test_a_refusal_met_by_a_request_names_its_cause() -> None:
+    async def main() -> None:
+        server = Protected()
+        async with server.running():
+            auth = OAuth(interactive=approve)
+            async with Client(server.mcp_url, protocol_version="2026-07-28", auth=auth) as client:
+                server.expire_all()
+                server.refreshes.clear()
+                server.metadata_issuer = "https://attacker.example"
+                with pytest.raises(MCPError, match=r"OAuthError: .*attacker"):
+                    await client.list_tools()
+
+    run(main())
 
 
 def test_a_client_metadata_document_names_its_own_https_url() -> None:
@@ -155,3 +172,19 @@ def test_a_client_metadata_document_names_its_own_https_url() -> None:
     for bad in ("http://app.example/client.json", "https://app.example/"):
         with pytest.raises(ValueError, match="https with a path"):
             client_metadata_document(bad)
+
+
+def test_a_slow_user_is_waited_for_longer_than_the_era_probe() -> None:
+    async def slow(url: str) -> str:
+        await asyncio.sleep(1.0)  # in the browser, reading the consent page
+        return await approve(url)
+
+    async def main() -> str:
+        server = Protected()
+        async with server.running():
+            auth = OAuth(interactive=slow)
+            async with Client(server.mcp_url, auth=auth, probe_timeout=0.3, timeout=0.5) as client:
+                await client.list_tools()
+                return client.protocol_version
+
+    assert run(main()) == "2026-07-28"  # the probe ran after the authorization, and was answered

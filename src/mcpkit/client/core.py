@@ -181,6 +181,10 @@ class ClientCore:
         """Start the transport and agree on a protocol revision with the server (see
         :mod:`mcpkit.client.connect`)."""
         try:
+            prepare = getattr(self._auth, "prepare", None)  # OAuth's: authorize before the probe
+            if prepare is not None and is_url(self._target):
+                # A person in the browser takes longer than the era probe (or any request) waits.
+                await prepare(str(self._target), self._forced)
             transport = await open_transport(
                 self._target,
                 env=self._env,

@@ -147,6 +147,34 @@ class OAuth(httpx.Auth):
         self._nonces: dict[str, str] = {}
         self._failure: tuple[float, OAuthError] | None = None
 
+    async def prepare(self, url: str, version: str | None = None) -> None:
+        """Authorize now if the server at *url* wants it, before the first MCP request.
+
+        :class:`~mcpkit.Client` calls this when it connects: a person may take minutes in the
+        browser, longer than a request (let alone the era probe) waits for its answer. Whether the
+        server asks is learnt from an unauthenticated ``ping``: a 401 starts the flow, anything else
+        leaves it to the requests. Tokens already at hand (from the store) are used as they are.
+
+        Raises:
+            OAuthError: the authorization failed.
+        """
+        if self.server_url is None:
+            self.server_url = canonical_resource(url)
+        if await self._current() is not None:
+            return
+        headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+        if version is not None:
+            headers["MCP-Protocol-Version"] = version
+        try:
+            async with self._http() as http:
+                reply = await http.post(
+                    url, content=b'{"jsonrpc":"2.0","id":0,"method":"ping"}', headers=headers
+                )
+        except httpx.HTTPError:
+            return  # nothing there: connecting will say so
+        if reply.status_code == 401:
+            await self._reauthorize(version, parse_challenge(reply.headers), None, step_up=False)
+
     # -- the httpx side ----------------------------------------------------------------------------
 
     async def async_auth_flow(self, request: httpx.Request) -> AsyncGenerator[httpx.Request, httpx.Response]:
