@@ -337,3 +337,30 @@ def test_a_stateless_caller_hears_list_changes_on_its_listen_stream(tmp_path: Pa
             await subscription.close()
 
     run(main())
+
+
+@pytest.mark.parametrize("caller", [None, "2025-11-25"])
+def test_resource_subscriptions_pass_through(tmp_path: Path, caller: str | None) -> None:
+    path = write_config(tmp_path, {"notes": example("notes.py", protocolVersion="2025-11-25")})
+    updated = asyncio.Event()
+
+    async def main() -> None:
+        async with Client(gateway(path), protocol_version=caller) as client:
+            created = await client.call_tool("notes__create_notebook", {"title": "t"})
+            uri = f"notes://{created.structured_content['notebook_id']}"  # type: ignore[index]
+            subscription = await client.listen(uris=[uri])
+
+            async def first() -> None:
+                async for method, params in subscription:
+                    if method == "notifications/resources/updated" and params.get("uri") == uri:
+                        updated.set()
+                        return
+
+            listening = asyncio.ensure_future(first())
+            notebook = uri.removeprefix("notes://")
+            await client.call_tool("notes__add_note", {"notebook_id": notebook, "text": "milk"})
+            await asyncio.wait_for(updated.wait(), 20)
+            await listening
+            await subscription.close()
+
+    run(main())

@@ -91,6 +91,10 @@ class Gateway:
             ("completion/complete", self._complete),
         ):
             self.server.set_handler(method, handler)
+        # A 2026-07-28 caller subscribes to resources on its listen stream: subscribe upstream too,
+        # then let the server's own listen handler run the stream.
+        self._listen = self.server._listen
+        self.server.set_handler("subscriptions/listen", self._listen_and_subscribe)
 
     async def __aenter__(self) -> Gateway:
         await self.host.start()
@@ -217,6 +221,15 @@ class Gateway:
             listener.uris.add(uri)
         await self.host.subscribe(uri)  # best effort: a server without subscriptions never tells
         return {}
+
+    async def _listen_and_subscribe(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
+        wanted = params.get("notifications")
+        uris = wanted.get("resourceSubscriptions") if isinstance(wanted, dict) else None
+        if isinstance(uris, list):
+            for uri in uris:
+                if isinstance(uri, str):
+                    await self.host.subscribe(uri)
+        return await self._listen(params, ctx)
 
     async def _unsubscribe(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
         listener = self.server.session_listener(ctx.connection) if ctx.connection is not None else None
