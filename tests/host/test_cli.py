@@ -149,3 +149,23 @@ def test_demo_runs_the_host_and_the_gateway(tmp_path: Path) -> None:
     assert out.count("Idea: walk the old town") == 2
     assert "input-required" in out and "done" in out
     assert time.monotonic() - began < 30  # about 2 s unloaded; the bound only catches a hang
+
+
+def test_from_claude_code_merges_its_three_scopes(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    weather, box = example("weather.py"), toolbox()
+    user = {
+        "mcpServers": {"shared": box, "mine": weather},
+        "projects": {str(project): {"mcpServers": {"local": weather}}},
+    }
+    (tmp_path / ".claude.json").write_text(json.dumps(user))
+    (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"shared": weather}}))  # the project's wins
+    result = subprocess.run(
+        [sys.executable, "-m", "mcpkit", "host", "--from", "claude-code", "--list", "--audit", str(tmp_path / "a.jsonl")],
+        capture_output=True, text=True, timeout=60, env=_env(tmp_path), cwd=project, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    servers = [line.split(":")[0] for line in result.stdout.splitlines() if not line.startswith(" ")]
+    assert servers == ["shared", "mine", "local"]
+    assert "shared__get_weather" in result.stdout and "shared__pid" not in result.stdout

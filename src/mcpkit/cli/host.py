@@ -49,6 +49,8 @@ def read_config(args: argparse.Namespace) -> Any:
     if (args.config is None) == (args.from_host is None):
         raise CliError("give a config file or --from APPLICATION (one of them)", USAGE)
     path: Path
+    if args.from_host == "claude-code":
+        return _claude_code(args)
     if args.from_host is not None:
         from ._hosts import HOSTS
 
@@ -59,6 +61,43 @@ def read_config(args: argparse.Namespace) -> Any:
         path = Path(args.config)
     try:
         return load_config(path, dialect=args.dialect, ask_input=_ask_input)
+    except ConfigError as exc:
+        raise CliError(str(exc), USAGE) from None
+
+
+def _claude_code(args: argparse.Namespace) -> Any:
+    """Claude Code's servers of all three scopes, as it merges them: user (``~/.claude.json``),
+    project (``.mcp.json`` here) and local (``~/.claude.json``'s entry for this folder), the
+    narrower scope winning a name both have."""
+    from ..host import ConfigError, parse_config
+    from ..host._read import loads_jsonc
+    from ._hosts import HOSTS
+
+    project = Path.cwd()
+    user_file = HOSTS["claude-code"].file("user", project)
+    project_file = project / ".mcp.json"
+    found = [path for path in (user_file, project_file) if path.is_file()]
+    if not found:
+        raise CliError(f"no Claude Code config at {user_file} or {project_file}", USAGE)
+    try:
+        user = (
+            loads_jsonc(user_file.read_text(encoding="utf-8"), str(user_file)) if user_file.is_file() else {}
+        )
+        shared = (
+            loads_jsonc(project_file.read_text(encoding="utf-8"), str(project_file))
+            if project_file.is_file()
+            else {}
+        )
+        local = ((user.get("projects") or {}).get(str(project)) or {}) if isinstance(user, dict) else {}
+        servers: dict[str, Any] = {}
+        for document in (user, shared, local):
+            if isinstance(document, dict) and isinstance(document.get("mcpServers"), dict):
+                servers.update(document["mcpServers"])
+        merged: dict[str, Any] = {"mcpServers": servers}
+        for document in (user, shared):
+            if isinstance(document, dict) and "mcpkit" in document:
+                merged["mcpkit"] = document["mcpkit"]
+        return parse_config(merged, source=" + ".join(map(str, found)), workspace=str(project), base=project)
     except ConfigError as exc:
         raise CliError(str(exc), USAGE) from None
 
