@@ -169,3 +169,26 @@ def test_from_claude_code_merges_its_three_scopes(tmp_path: Path) -> None:
     servers = [line.split(":")[0] for line in result.stdout.splitlines() if not line.startswith(" ")]
     assert servers == ["shared", "mine", "local"]
     assert "shared__get_weather" in result.stdout and "shared__pid" not in result.stdout
+
+
+@pytest.mark.parametrize(("typed", "allowed"), [("y\n", True), ("n\n", False)])
+def test_consent_is_asked_at_the_terminal(tmp_path: Path, typed: str, allowed: bool) -> None:
+    import pty
+
+    policy = {"rules": [{"tool": "delete_*", "action": "ask"}]}
+    cfg = _write(tmp_path / "host.json", {"box": toolbox()}, policy=policy)
+    master, slave = pty.openpty()
+    try:
+        os.write(master, typed.encode())  # waits in the terminal's buffer until the prompt reads it
+        proc = subprocess.run(
+            [sys.executable, "-m", "mcpkit", "host", str(cfg), "--call", "box__delete_everything"],
+            stdin=slave, capture_output=True, text=True, timeout=60, env=_env(tmp_path), cwd=ROOT, check=False,
+        )  # fmt: skip
+    finally:
+        os.close(slave)
+        os.close(master)
+    assert "allow box__delete_everything {}? [y/N] " in proc.stdout
+    if allowed:
+        assert proc.returncode == 0 and proc.stdout.rstrip().endswith("deleted")
+    else:
+        assert proc.returncode == 1 and "did not allow" in proc.stdout
