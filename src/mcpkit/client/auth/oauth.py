@@ -93,6 +93,8 @@ class OAuth(httpx.Auth):
         offline_access: ask for ``offline_access`` (refresh tokens) when the authorization server lists
             it in ``scopes_supported``.
         max_step_ups: how many times one request may re-authorize for more scope.
+        client_name: the name registered dynamically (what the consent page shows).
+        timeout: seconds for each request to the authorization server (not for the user).
     """
 
     requires_request_body = False
