@@ -35,6 +35,8 @@ class TestIssuer:
         #: Opaque tokens the introspection endpoint knows, and what it answers for each.
         self.opaque: dict[str, dict[str, Any]] = {}
         self.introspection_client = ("mcp-server", secrets.token_urlsafe(12))
+        #: Clients the token endpoint knows (client_credentials grant, HTTP Basic), by id.
+        self.clients: dict[str, str] = {"machine": secrets.token_urlsafe(12)}
         self.jwks_requests = 0
         self.introspections = 0
         self._server = ThreadingHTTPServer(("127.0.0.1", port), _handler(self))
@@ -62,6 +64,10 @@ class TestIssuer:
             "introspection_endpoint": f"{self.url}/introspect",
             "token_endpoint": f"{self.url}/token",
             "authorization_endpoint": f"{self.url}/authorize",
+            "grant_types_supported": ["client_credentials"],
+            "token_endpoint_auth_methods_supported": ["client_secret_basic"],
+            "code_challenge_methods_supported": ["S256"],
+            "dpop_signing_alg_values_supported": ["ES256"],
         }
 
     def rotate(self, kty: str = "EC", *, retire: bool = False) -> jwk.Key:
@@ -180,7 +186,17 @@ def _handler(issuer: TestIssuer) -> type[BaseHTTPRequestHandler]:
             else:
                 self._json(404, {"error": "not_found"})
 
+        def _basic(self) -> tuple[str, str]:
+            scheme, _, value = self.headers.get("authorization", "").partition(" ")
+            if scheme.lower() != "basic":
+                return "", ""
+            user, _, password = base64.b64decode(value).decode().partition(":")
+            return user, password
+
         def do_POST(self) -> None:
+            if self.path == "/token":
+                self._token()
+                return
             if self.path != "/introspect":
                 self._json(404, {"error": "not_found"})
                 return
@@ -193,5 +209,35 @@ def _handler(issuer: TestIssuer) -> type[BaseHTTPRequestHandler]:
             form = parse_qs(self.rfile.read(length).decode())
             token = form.get("token", [""])[0]
             self._json(200, issuer.opaque.get(token, {"active": False}))
+
+        def _token(self) -> None:
+            """client_credentials: a JWT access token for the ``resource`` asked for, bound to the
+            key of the request's DPoP proof when it has one (RFC 9449 §5)."""
+            client, secret = self._basic()
+            if issuer.clients.get(client) != secret or not secret:
+                self._json(401, {"error": "invalid_client"})
+                return
+            length = int(self.headers.get("content-length", "0"))
+            form = {k: v[0] for k, v in parse_qs(self.rfile.read(length).decode()).items()}
+            if form.get("grant_type") != "client_credentials":
+                self._json(400, {"error": "unsupported_grant_type"})
+                return
+            jkt = None
+            proof = self.headers.get("dpop")
+            if proof is not None:
+                from joserfc import jws
+
+                header = jws.extract_compact(proof.encode()).headers()
+                key = jwk.import_key(header["jwk"])
+                jws.deserialize_compact(proof, key, algorithms=[header["alg"]])  # raises if forged
+                jkt = key.thumbprint()
+            scope = form.get("scope", "mcp")
+            token = issuer.mint(
+                form.get("resource", ""), scope=scope, subject=client, jkt=jkt, client_id=client
+            )
+            token_type = "DPoP" if jkt else "Bearer"
+            self._json(
+                200, {"access_token": token, "token_type": token_type, "expires_in": 300, "scope": scope}
+            )
 
     return Handler
