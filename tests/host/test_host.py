@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import socket
+import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -286,3 +288,57 @@ def test_per_server_timeout_and_concurrency_limit(tmp_path: Path) -> None:
             assert time.monotonic() - began < 2.9
 
     run(main())
+
+
+def test_a_streamable_http_server_that_goes_away_is_reconnected(tmp_path: Path) -> None:
+    port = free_port()
+    command = [
+        sys.executable,
+        "-m",
+        "mcpkit",
+        "run",
+        str(EXAMPLES / "weather.py"),
+        "--transport",
+        "http",
+        "--port",
+        str(port),
+    ]
+    url = f"http://127.0.0.1:{port}/mcp"
+
+    def start() -> subprocess.Popen[bytes]:
+        proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                return proc
+            except OSError:
+                assert time.monotonic() < deadline
+                time.sleep(0.05)
+
+    first = start()
+    second: subprocess.Popen[bytes] | None = None
+    try:
+
+        async def main() -> None:
+            nonlocal second
+            async with Host(config({"remote": {"url": url}}, tmp_path)) as host:
+                assert "Rome" in _text(await host.call_tool("remote__get_weather", {"location": "Rome"}))
+                first.kill()
+                first.wait()
+                with pytest.raises(
+                    Unavailable, match="server 'remote' failed during the call: HTTP request failed"
+                ):
+                    await host.call_tool("remote__get_weather", {"location": "Rome"})
+                assert host.status()["remote"].state == "restarting"
+                second = await asyncio.to_thread(start)
+                await host.wait_ready("remote", timeout=40)
+                assert "Oslo" in _text(await host.call_tool("remote__get_weather", {"location": "Oslo"}))
+                assert host.status()["remote"].restarts >= 1
+
+        run(main(), 90)
+    finally:
+        for proc in (first, second):
+            if proc is not None and proc.poll() is None:
+                proc.kill()
+                proc.wait()

@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Final, Literal, TypeVar
 
-from .._errors import ConnectionClosed, MCPError, MethodNotFound, TransportError
+from .._errors import ConnectionClosed, MCPError, MethodNotFound, RPCError, TransportError
 from ..client import Client
 from ..types import Prompt, Resource, ResourceTemplate, Tool
 from .model import ServerConfig
@@ -301,12 +301,26 @@ class Upstream:
     async def _run(self, client: Client, work: Callable[[Client], Awaitable[T]]) -> T:
         try:
             return await work(client)
-        except TransportError as exc:
+        except (TransportError, RPCError) as exc:
+            if isinstance(exc, RPCError) and not self._lost_http(exc):
+                raise  # the server's own answer
             if isinstance(exc, ConnectionClosed) or self.config.transport != "stdio":
                 self._failed.set()
+                self.ready.clear()
                 self.status.state = "restarting" if self.restart else "failed"
                 self.status.error = _describe(exc)
             raise Unavailable(f"server {self.config.key!r} failed during the call: {_describe(exc)}") from exc
+
+    def _lost_http(self, exc: RPCError) -> bool:
+        """Whether an error is the HTTP client's own report that the server could not be reached
+        (a connection refused or broken: ``data.cause`` names it, and there was no HTTP status)."""
+        data = exc.data
+        return (
+            self.config.transport != "stdio"
+            and isinstance(data, dict)
+            and bool(data.get("cause"))
+            and data.get("httpStatus") is None
+        )
 
     def unavailable(self) -> Unavailable:
         state, error = self.status.state, self.status.error
