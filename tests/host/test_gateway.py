@@ -364,3 +364,52 @@ def test_resource_subscriptions_pass_through(tmp_path: Path, caller: str | None)
             await subscription.close()
 
     run(main())
+
+
+def test_two_callers_questions_never_cross(http_gateway: str) -> None:
+    """Two callers of a handshake-era upstream that asks back: each question reaches its own caller,
+    the second call waiting while the first caller's question is open."""
+    events: list[str] = []
+    release = asyncio.Event()
+    first_asked = asyncio.Event()
+
+    def user(name: str) -> tuple[Any, Any]:
+        async def elicit(params: dict[str, Any]) -> dict[str, Any]:
+            events.append(f"{name} asked")
+            if name == "A":
+                first_asked.set()
+                await release.wait()
+            return {"action": "accept", "content": {"ok": True}}
+
+        async def sample(params: dict[str, Any]) -> dict[str, Any]:
+            events.append(f"{name} sampled")
+            return {"role": "assistant", "content": {"type": "text", "text": name}, "model": "m"}
+
+        return elicit, sample
+
+    async def call(name: str) -> str:
+        elicit, sample = user(name)
+        roots = [Root(uri=f"file:///{name}", name=name)]
+        async with Client(
+            http_gateway, protocol_version="2025-11-25", elicitation=elicit, sampling=sample, roots=roots
+        ) as client:
+            deadline = time.monotonic() + 30
+            while "box__ask_user" not in [t.name for t in await client.list_tools()]:
+                assert time.monotonic() < deadline
+                await asyncio.sleep(0.2)
+            if name == "B":
+                await first_asked.wait()
+            return _text(await client.call_tool("box__ask_user"))
+
+    async def main() -> None:
+        a = asyncio.ensure_future(call("A"))
+        b = asyncio.ensure_future(call("B"))
+        await asyncio.wait_for(first_asked.wait(), 30)
+        await asyncio.sleep(0.5)  # B's call is in; it must not have reached B's user (nor A's)
+        assert events == ["A asked"]
+        release.set()
+        assert await a == "accept:True|A|file:///A"
+        assert await b == "accept:True|B|file:///B"
+        assert events == ["A asked", "A sampled", "B asked", "B sampled"]
+
+    run(main(), 90)

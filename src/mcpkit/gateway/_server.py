@@ -34,6 +34,10 @@ from .bridge import Bridge, CallScope
 
 __all__ = ["Gateway"]
 
+#: Seconds a call waits while another caller holds a handshake-era server (its questions pending),
+#: unless the server's own ``timeout`` says otherwise.
+_TURN_TIMEOUT = 120.0
+
 _CONSENT_SCHEMA = {
     "type": "object",
     "properties": {"allow": {"type": "boolean", "title": "Allow this call", "default": False}},
@@ -159,7 +163,9 @@ class Gateway:
                     caller=_caller(ctx),
                     ask=ask,
                     on_progress=progress,
-                    guard=self.bridge.guard(scope, handshake_upstream),
+                    guard=self.bridge.guard(
+                        scope, handshake_upstream, upstream.config.timeout or _TURN_TIMEOUT
+                    ),
                 )
             )
         try:

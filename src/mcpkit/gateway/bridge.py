@@ -32,6 +32,7 @@ import msgspec
 from .._errors import MethodNotFound
 from .._mrtr import InputRequired
 from ..context import Context
+from ..host import Unavailable
 
 __all__ = ["Bridge", "CallScope", "Turns"]
 
@@ -67,14 +68,26 @@ class Turns:
         self.active: list[CallScope] = []
 
     @contextlib.asynccontextmanager
-    async def turn(self, scope: CallScope, exclusive: bool) -> AsyncIterator[None]:
-        async with self._condition:
-            if exclusive:
-                await self._condition.wait_for(lambda: self.holder is None and self._shared == 0)
-                self.holder = scope
-            else:
-                await self._condition.wait_for(lambda: self.holder is None)
-                self._shared += 1
+    async def turn(
+        self, scope: CallScope, exclusive: bool, timeout: float | None = None
+    ) -> AsyncIterator[None]:
+        """Hold the server (shared or alone) for the body; wait for it at most *timeout* seconds.
+
+        Raises:
+            Unavailable: the server stayed held longer than *timeout* (a caller slow to answer).
+        """
+        try:
+            async with asyncio.timeout(timeout), self._condition:
+                if exclusive:
+                    await self._condition.wait_for(lambda: self.holder is None and self._shared == 0)
+                    self.holder = scope
+                else:
+                    await self._condition.wait_for(lambda: self.holder is None)
+                    self._shared += 1
+        except TimeoutError:
+            raise Unavailable(
+                f"the server is busy answering another caller's call (waited {timeout} s)"
+            ) from None
         self.active.append(scope)
         try:
             yield
@@ -106,12 +119,12 @@ class Bridge:
         finally:
             _current.reset(token)
 
-    def guard(self, scope: CallScope, handshake_upstream: bool) -> Any:
+    def guard(self, scope: CallScope, handshake_upstream: bool, timeout: float | None = None) -> Any:
         """What the host enters around the upstream call (see the module docstring)."""
 
         def enter(server: str) -> contextlib.AbstractAsyncContextManager[None]:
             exclusive = handshake_upstream and scope.can_be_asked
-            return self._turns(server).turn(scope, exclusive)
+            return self._turns(server).turn(scope, exclusive, timeout)
 
         return enter
 
