@@ -87,6 +87,7 @@ class Upstream:
         self._listener: asyncio.Task[None] | None = None
         self._relisting: set[asyncio.Task[None]] = set()
         self._subscription: Any = None
+        self.ready_once = False  # connected since the last outage was reported
         self._closing = False
 
     # -- lifecycle ---------------------------------------------------------------------------------
@@ -114,6 +115,7 @@ class Upstream:
             try:
                 await self._connect()
                 self.status.state, self.status.error = "ready", None
+                self.ready_once = True
                 self.ready.set()
                 self.first_attempt.set()
                 self.hooks.on_lists(self.config.key)
@@ -133,7 +135,10 @@ class Upstream:
                 # load (its discover answer too late, say) usually makes it the second time.
                 self.first_attempt.set()
             self.hooks.on_lists(self.config.key)
-            logger.warning("server %s: %s", self.config.key, self.status.error)
+            # Said once per outage; the retries after it are debug lines (the status has the rest).
+            level = logging.WARNING if self.status.restarts == 0 or self.ready_once else logging.DEBUG
+            self.ready_once = False
+            logger.log(level, "server %s: %s", self.config.key, self.status.error)
             if not self.restart:
                 return
             if time.monotonic() - began > _HEALTHY_AFTER:
