@@ -28,7 +28,7 @@ from .._errors import (
 )
 from ..context import Context
 from ..host import ConsentRequest, Host, HostConfig, Unavailable
-from ..host._host import INPUT_ROUND
+from ..host.governance import INPUT_ROUND
 from ..server import Server
 from .bridge import Bridge, CallScope
 

@@ -8,10 +8,11 @@ each call to its server under a consent :class:`Policy` with rate limits, and wr
 This package imports the client, never the server: it is a client of many servers.
 """
 
-from ._host import AskCallback, ConsentRequest, Host
+from ._host import Host
 from ._read import ConfigError
 from .audit import AuditLog
 from .config import AuditConfig, HostConfig, ServerConfig, load_config, parse_config
+from .governance import AskCallback, ConsentRequest
 from .policy import Policy, Rule
 from .upstream import ServerStatus, Unavailable
 

@@ -19,7 +19,6 @@ import asyncio
 import contextlib
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
 from typing import Any, Self
 
 import msgspec
@@ -35,44 +34,24 @@ from ..types import (
     ReadResourceResult,
     Resource,
     ResourceTemplate,
-    TextContent,
     Tool,
 )
 from . import aggregate, naming
 from .audit import AuditLog, default_audit_path
+from .governance import (
+    INPUT_ROUND,
+    AskCallback,
+    ConsentRequest,
+    Guard,
+    RootsCallback,
+    ServerRequestCallback,
+    admit,
+    refusal_result,
+)
 from .model import DEFAULT_REDACT, HostConfig
 from .upstream import ServerStatus, Upstream, UpstreamHooks
 
-__all__ = ["INPUT_ROUND", "AskCallback", "ConsentRequest", "Host"]
-
-#: The message a call is cancelled with when it ends for an ``input_required`` round (audit outcome).
-INPUT_ROUND = "input-required"
-
-
-@dataclass(frozen=True)
-class ConsentRequest:
-    """A call the policy wants a person to confirm."""
-
-    server: str
-    tool: str  # the server's own name
-    name: str  # the host's name
-    arguments: dict[str, Any]
-    annotations: dict[str, Any]
-    rule: str  # which rule said "ask" ("rule 3", "default")
-
-
-#: ``async fn(request) -> bool | None``: whether the user allows the call (None: nobody can be asked).
-AskCallback = Callable[[ConsentRequest], Awaitable[bool | None]]
-#: ``fn(server key) -> async context manager`` entered just around the call to the server.
-Guard = Callable[[str], contextlib.AbstractAsyncContextManager[Any]]
-#: ``async fn(server key, params) -> result`` answering a server's sampling or elicitation request.
-ServerRequestCallback = Callable[[str, dict[str, Any]], Awaitable[Any]]
-#: ``async fn(server key) -> roots`` (dicts with ``uri`` and ``name``).
-RootsCallback = Callable[[str], Awaitable[list[dict[str, Any]]]]
-
-
-def _refusal(text: str) -> CallToolResult:
-    return CallToolResult(content=[TextContent(text=text)], is_error=True)
+__all__ = ["Host"]
 
 
 class Host:
@@ -330,30 +309,15 @@ class Host:
             extra = {"error": error} if error is not None else {}
             self.audit.write(**record, decision=decided, outcome=outcome, duration_ms=duration, **extra)
 
-        if decision == "deny":
-            written("deny", "refused")
-            return _refusal(f"The call to {name} was denied by the host's policy ({rule}).")
-        if decision == "ask":
-            asker = ask or self.ask
-            if asker is None:
-                written("ask:unavailable", "refused")
-                return _refusal(f"The call to {name} needs the user's consent, and there is no one to ask.")
+        if decision in ("deny", "ask"):
             request = ConsentRequest(routed.server, routed.name, name, arguments, annotations, rule)
-            allowed = await asker(request)  # InputRequired (a 2026-07-28 round) passes: no line yet
-            if allowed is None:
-                written("ask:unavailable", "refused")
-                return _refusal(
-                    f"The call to {name} needs the user's consent, and the caller cannot be asked"
-                    " (no elicitation: not declared, or not in its protocol revision)."
-                )
-            if not allowed:
-                written("ask:no", "refused")
-                return _refusal(f"The user did not allow the call to {name}.")
-            decision = "ask:yes"
+            decision, refusal = await admit(decision, request, ask or self.ask, written)
+            if refusal is not None:
+                return refusal
         wait, limit = self.config.policy.take(routed.server, routed.name)
         if limit is not None:
             written("rate-limited", "refused", f"limit {limit}")
-            return _refusal(f"Rate limit {limit} reached for {name}; retry in {wait:.1f} s.")
+            return refusal_result(f"Rate limit {limit} reached for {name}; retry in {wait:.1f} s.")
         upstream = self.upstreams[routed.server]
         try:
             async with guard(routed.server) if guard is not None else contextlib.nullcontext():
