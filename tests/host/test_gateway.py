@@ -413,3 +413,24 @@ def test_two_callers_questions_never_cross(http_gateway: str) -> None:
         assert events == ["A asked", "A sampled", "B asked", "B sampled"]
 
     run(main(), 90)
+
+
+@pytest.mark.parametrize("upstream", ["2025-06-18", None])
+def test_a_stateless_callers_rounds_do_not_run_the_upstream_tool_again(
+    tmp_path: Path, upstream: str | None
+) -> None:
+    """The call waits, parked, for each retry: a handshake-era upstream's tool runs once however
+    many rounds; a 2026-07-28 upstream replays its own tool each round, as it would for any caller."""
+    path = write_config(tmp_path, {"box": toolbox(protocolVersion=upstream) if upstream else toolbox()})
+    user = User()
+
+    async def main() -> None:
+        async with Client(gateway(path), elicitation=user.elicit, sampling=user.sample) as client:
+            assert client.protocol_version == "2026-07-28"
+            runs = 1 if upstream else 3  # 2026-07-28 upstream: the first run, and one per answered round
+            assert _text(await client.call_tool("box__ask_then_count")) == str(runs)
+            assert user.asked == ["First?", "sampling"]
+            assert _text(await client.call_tool("box__ask_then_count")) == str(2 * runs)
+
+    run(main())
+    assert [(line["decision"], line["outcome"]) for line in audit_lines(tmp_path)] == [("allow", "ok")] * 2

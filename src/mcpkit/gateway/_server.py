@@ -30,7 +30,7 @@ from ..context import Context
 from ..host import ConsentRequest, Host, HostConfig, Unavailable
 from ..host.governance import INPUT_ROUND
 from ..server import Server
-from .bridge import Bridge, CallScope
+from .bridge import PARK_PREFIX, Bridge, CallScope
 
 __all__ = ["Gateway"]
 
@@ -140,34 +140,15 @@ class Gateway:
         arguments = params.get("arguments")
         if arguments is not None and not isinstance(arguments, dict):
             raise InvalidParams("tools/call params.arguments must be an object")
-        try:
-            routed = self.host.route(name)
-        except Unavailable as exc:  # a tool of a server that is down: say so, as a tool error
-            return {"content": [{"type": "text", "text": str(exc)}], "isError": True}
-        upstream = self.host.upstreams[routed.server]
-        client = upstream.client
-        handshake_upstream = client is not None and client.protocol_version < "2026"
-        scope = CallScope(ctx)
-
-        async def ask(request: ConsentRequest) -> bool | None:
-            return await self._consent(request, ctx)
-
-        async def progress(done: float, total: float | None, message: str | None) -> None:
-            await ctx.report_progress(done, total, message)
-
-        with self.bridge.calling(scope):
-            call = asyncio.ensure_future(
-                self.host.call_tool(
-                    name,
-                    arguments,
-                    caller=_caller(ctx),
-                    ask=ask,
-                    on_progress=progress,
-                    guard=self.bridge.guard(
-                        scope, handshake_upstream, upstream.config.timeout or _TURN_TIMEOUT
-                    ),
-                )
-            )
+        scope = self.bridge.resume(ctx)
+        if scope is None:
+            try:
+                routed = self.host.route(name)
+            except Unavailable as exc:  # a tool of a server that is down: say so, as a tool error
+                return {"content": [{"type": "text", "text": str(exc)}], "isError": True}
+            scope = self._start_call(name, arguments, routed.server, ctx)
+        call = scope.call
+        assert call is not None
         try:
             waits: set[asyncio.Future[Any]] = {call, scope.needs}
             await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
@@ -175,11 +156,13 @@ class Gateway:
             call.cancel()
             raise
         if scope.needs.done():
-            # A 2026-07-28 caller must answer an upstream question first: end this round.
-            call.cancel(INPUT_ROUND)
-            with contextlib.suppress(BaseException):
-                await call
-            raise scope.needs.result()
+            need = scope.needs.result()
+            if not any(key.startswith(PARK_PREFIX) for key in need.requests):
+                # Asked in a way that cannot wait for the retry: end the call, replay it then.
+                call.cancel(INPUT_ROUND)
+                with contextlib.suppress(BaseException):
+                    await call
+            raise need  # the call, parked, waits for the retry that answers (see .bridge)
         try:
             result = call.result()
         except (Unavailable, RequestTimeout) as exc:
@@ -190,6 +173,30 @@ class Gateway:
                 raise  # the upstream's own answer, code and all
             return {"content": [{"type": "text", "text": f"{name}: {exc}"}], "isError": True}
         return shape_call_result(_dump(result), ctx.scope)
+
+    def _start_call(
+        self, name: str, arguments: dict[str, Any] | None, server: str, ctx: Context
+    ) -> CallScope:
+        """Start the host's call for this caller; its progress goes to whichever round is current."""
+        upstream = self.host.upstreams[server]
+        client = upstream.client
+        handshake_upstream = client is not None and client.protocol_version < "2026"
+        scope = CallScope(ctx)
+
+        async def ask(request: ConsentRequest) -> bool | None:
+            return await self._consent(request, scope.ctx)
+
+        async def progress(done: float, total: float | None, message: str | None) -> None:
+            await scope.ctx.report_progress(done, total, message)
+
+        guard = self.bridge.guard(scope, handshake_upstream, upstream.config.timeout or _TURN_TIMEOUT)
+        with self.bridge.calling(scope):
+            scope.call = asyncio.ensure_future(
+                self.host.call_tool(
+                    name, arguments, caller=_caller(ctx), ask=ask, on_progress=progress, guard=guard
+                )
+            )
+        return scope
 
     async def _consent(self, request: ConsentRequest, ctx: Context) -> bool | None:
         """Ask the calling user through the protocol; None when the caller cannot be asked."""

@@ -12,10 +12,11 @@ reaches the host's :class:`~mcpkit.Client` callbacks, and must go to the caller 
   (``roots/list`` gets the config's roots), so one caller's question never reaches another.
 
 The relay uses the caller's :class:`~mcpkit.Context`: ``ctx.sample``, ``ctx.elicit``,
-``ctx.list_roots``. A handshake-era caller gets a request; a 2026-07-28 caller's handler raises
-``InputRequired``, so the gateway ends the upstream call and answers ``input_required``; on the retry
-the call runs again and the same question finds its answer (mcpkit's replay rule: the upstream tool
-runs once per round, as a tool of mcpkit's own would).
+``ctx.list_roots``. A handshake-era caller gets a request. A 2026-07-28 caller's question gets a
+key of its own (:data:`PARK_PREFIX`): its handler answers ``input_required`` while the upstream call
+waits, parked (:class:`Parked`), and the retry that carries the answer resumes it (:meth:`Bridge.resume`),
+so the upstream tool runs once. A question that cannot take a key (URL elicitation) ends the call
+instead, and the retry runs it again (mcpkit's replay rule).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,7 +36,10 @@ from .._mrtr import InputRequired
 from ..context import Context
 from ..host import Unavailable
 
-__all__ = ["Bridge", "CallScope", "Turns"]
+__all__ = ["PARK_PREFIX", "Bridge", "CallScope", "Parked", "Turns"]
+
+#: The key prefix of questions whose call waits, parked, for the caller's retry.
+PARK_PREFIX = "gateway-"
 
 
 @dataclass
@@ -45,6 +50,13 @@ class CallScope:
     needs: asyncio.Future[InputRequired] = field(
         default_factory=lambda: asyncio.get_running_loop().create_future()
     )
+    #: The host's call for this caller (set by the gateway once started).
+    call: asyncio.Future[Any] | None = None
+
+    def renew(self, ctx: Context) -> None:
+        """Go on in the caller's next round (a 2026-07-28 retry): its context, a fresh question slot."""
+        self.ctx = ctx
+        self.needs = asyncio.get_running_loop().create_future()
 
     @property
     def can_be_asked(self) -> bool:
@@ -101,12 +113,65 @@ class Turns:
                 self._condition.notify_all()
 
 
-class Bridge:
-    """The gateway's side of the host's callbacks: finds the caller and asks it."""
+@dataclass
+class Parked:
+    """A call waiting, upstream request open, for a 2026-07-28 caller to retry with the answer."""
 
-    def __init__(self, roots: list[str]) -> None:
+    scope: CallScope
+    answer: asyncio.Future[Any]
+    expiry: asyncio.TimerHandle
+
+
+class Bridge:
+    """The gateway's side of the host's callbacks: finds the caller and asks it.
+
+    Args:
+        roots: what ``roots/list`` gets when no caller is there to ask.
+        park_seconds: how long a call waits for a 2026-07-28 caller's retry before it is cancelled.
+    """
+
+    def __init__(self, roots: list[str], park_seconds: float = 300.0) -> None:
         self.turns: dict[str, Turns] = {}
         self.roots = roots
+        self.park_seconds = park_seconds
+        self.parked: dict[str, Parked] = {}
+
+    def resume(self, ctx: Context) -> CallScope | None:
+        """The parked call a 2026-07-28 retry answers (its answer handed over), if there is one here.
+
+        A retry carries every answer of the request so far; the one whose key names a call still
+        parked is the new one. (A retry that reaches another gateway process finds nothing, and the
+        call starts again there, asking again: the replay rule.)
+        """
+        for key, value in ctx.answers.items():
+            if not key.startswith(PARK_PREFIX):
+                continue
+            parked = self.parked.pop(key, None)
+            if parked is None:
+                continue
+            parked.expiry.cancel()
+            parked.scope.renew(ctx)
+            if not parked.answer.done():
+                parked.answer.set_result(value)
+            return parked.scope
+        return None
+
+    async def _park(self, scope: CallScope, need: InputRequired) -> Any:
+        """Send *need* to the caller (its handler answers ``input_required``) and wait for the
+        retry that answers it; the upstream call stays open meanwhile."""
+        (key,) = need.requests
+        loop = asyncio.get_running_loop()
+        answer: asyncio.Future[Any] = loop.create_future()
+        call = scope.call
+
+        def expire() -> None:
+            if self.parked.pop(key, None) is not None and call is not None:
+                call.cancel()  # the caller never came back
+
+        self.parked[key] = Parked(scope, answer, loop.call_later(self.park_seconds, expire))
+        if not scope.needs.done():
+            scope.needs.set_result(need)
+        return await answer
 
     def _turns(self, server: str) -> Turns:
         return self.turns.setdefault(server, Turns())
@@ -153,6 +218,8 @@ class Bridge:
                 f"no caller of the gateway to relay {kind} to (no call of {server!r} in flight)"
             )
         ctx = scope.ctx
+        # A 2026-07-28 caller's question gets a key of its own, so that its retry finds this call.
+        key = f"{PARK_PREFIX}{uuid.uuid4().hex}" if ctx.scope.stateless and scope.call is not None else None
         try:
             if kind == "sampling":
                 answer: Any = await ctx.sample(
@@ -163,14 +230,19 @@ class Bridge:
                     tools=params.get("tools"),
                     tool_choice=params.get("toolChoice"),
                     model_preferences=params.get("modelPreferences"),
+                    key=key,
                 )
             elif kind == "elicitation" and params.get("mode") == "url":
                 answer = await ctx.elicit_url(str(params.get("message", "")), str(params.get("url", "")))
             elif kind == "elicitation":
-                answer = await ctx.elicit(str(params.get("message", "")), params.get("requestedSchema"))
+                answer = await ctx.elicit(
+                    str(params.get("message", "")), params.get("requestedSchema"), key=key
+                )
             else:
-                return {"roots": [msgspec.to_builtins(root) for root in await ctx.list_roots()]}
+                return {"roots": [msgspec.to_builtins(root) for root in await ctx.list_roots(key=key)]}
         except InputRequired as need:
+            if key is not None and key in need.requests:
+                return await self._park(scope, need)
             # A 2026-07-28 caller: its handler must end this round (see the module docstring).
             if not scope.needs.done():
                 scope.needs.set_result(need)

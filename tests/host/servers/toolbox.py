@@ -65,5 +65,18 @@ async def ask_user(ctx: Context) -> str:
     return f"{answer.action}:{(answer.content or {}).get('ok')}|{text}|{','.join(r.uri for r in roots)}"
 
 
+RUNS = {"ask_then_count": 0}
+
+
+@server.tool
+async def ask_then_count(ctx: Context) -> str:
+    """Count this tool's runs, then ask twice: a gateway that parks the call for a stateless caller's
+    retries runs it once; one that replays it runs it once per round."""
+    RUNS["ask_then_count"] += 1
+    await ctx.elicit("First?", {"type": "object", "properties": {"ok": {"type": "boolean"}}})
+    await ctx.sample("Second?")
+    return str(RUNS["ask_then_count"])
+
+
 if __name__ == "__main__":
     server.run()
