@@ -434,3 +434,32 @@ def test_a_stateless_callers_rounds_do_not_run_the_upstream_tool_again(
 
     run(main())
     assert [(line["decision"], line["outcome"]) for line in audit_lines(tmp_path)] == [("allow", "ok")] * 2
+
+
+@pytest.mark.parametrize("caller", [None, "2025-06-18"])
+def test_prompts_completion_and_resources_through_the_gateway(tmp_path: Path, caller: str | None) -> None:
+    path = write_config(tmp_path, {"notes": example("notes.py"), "weather": example("weather.py")})
+
+    async def main() -> None:
+        async with Client(gateway(path), protocol_version=caller) as client:
+            assert [p.name for p in await client.list_prompts()] == ["notes__summarize"]
+            completion = await client.complete(
+                {"type": "ref/prompt", "name": "notes__summarize"}, "style", "s"
+            )
+            assert completion.values == ["short"]
+            assert "notes://about" in [r.uri for r in await client.list_resources()]
+            templates = [t.uri_template for t in await client.list_resource_templates()]
+            assert "notes://{notebook_id}" in templates
+            created = await client.call_tool("notes__create_notebook", {"title": "t"})
+            notebook = created.structured_content["notebook_id"]  # type: ignore[index]
+            await client.call_tool("notes__add_note", {"notebook_id": notebook, "text": "tea"})
+            prompt = await client.get_prompt(
+                "notes__summarize", {"notebook_id": notebook, "style": "detailed"}
+            )
+            assert prompt.messages[0].content.text.startswith("Summarize these notes (detailed)")  # type: ignore[union-attr]
+            assert "tea" in prompt.messages[0].content.text  # type: ignore[union-attr]
+            with pytest.raises(RPCError) as missing:
+                await client.read_resource("nowhere://x")
+            assert missing.value.code == (-32602 if caller is None else -32002)
+
+    run(main())
