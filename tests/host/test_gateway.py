@@ -463,3 +463,15 @@ def test_prompts_completion_and_resources_through_the_gateway(tmp_path: Path, ca
             assert missing.value.code == (-32602 if caller is None else -32002)
 
     run(main())
+
+
+def test_two_questions_at_once_reach_a_stateless_caller_round_by_round(tmp_path: Path) -> None:
+    path = write_config(tmp_path, {"box": toolbox(protocolVersion="2025-11-25")})
+    user = User()
+
+    async def main() -> None:
+        async with Client(gateway(path), elicitation=user.elicit, sampling=user.sample) as client:
+            assert _text(await client.call_tool("box__ask_both")) == "accept|hello"
+            assert sorted(user.asked) == ["Both?", "sampling"]
+
+    run(main())

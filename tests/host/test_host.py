@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import socket
@@ -263,29 +264,31 @@ def test_slow_server_does_not_hold_up_the_others(tmp_path: Path) -> None:
 
 
 def test_per_server_timeout_and_concurrency_limit(tmp_path: Path) -> None:
-    servers = {"box": toolbox(timeout=1.5, maxConcurrency=1), "free": toolbox()}
+    servers = {"slow": toolbox(timeout=1.5), "box": toolbox(timeout=4, maxConcurrency=1), "free": toolbox()}
 
     async def main() -> None:
         async with Host(config(servers, tmp_path)) as host:
             # past the server's timeout: the request is cancelled and the call fails, saying so
             with pytest.raises(MCPError, match=r"no answer to request \d+ within 1.5 s"):
-                await host.call_tool("box__wait", {"seconds": 30})
-            # one call at a time: a second waits for the slot, at most the timeout, then is refused
-            first = asyncio.ensure_future(host.call_tool("box__wait", {"seconds": 1}))
-            await asyncio.sleep(0)  # let the first take the slot
+                await host.call_tool("slow__wait", {"seconds": 30})
+            # one call at a time: a second waits for the slot (at most the timeout)...
+            first = asyncio.ensure_future(host.call_tool("box__wait", {"seconds": 0.5}))
+            await asyncio.sleep(0)  # the first takes the slot: it does not wait for anything before
             second = await host.call_tool("box__wait", {"seconds": 0})
-            assert _text(await first) == "waited 1.0"
-            assert _text(second) == "waited 0.0"  # it got the slot when the first finished
-            blocker = asyncio.ensure_future(host.call_tool("box__wait", {"seconds": 5}))
+            assert first.done() and _text(first.result()) == "waited 0.5"  # the second came after it
+            assert _text(second) == "waited 0.0"
+            # ...and is refused once it has waited that long
+            blocker = asyncio.ensure_future(host.call_tool("box__wait", {"seconds": 30}, timeout=60))
             await asyncio.sleep(0)
-            with pytest.raises(Unavailable, match="server 'box' is busy: 1 calls in flight"):
+            with pytest.raises(Unavailable, match="server 'box' is busy: 1 calls in flight for 4"):
                 await host.call_tool("box__echo", {"text": "x"})
             blocker.cancel()
-            # the other server's calls were never limited
-            calls = [host.call_tool("free__wait", {"seconds": 1}) for _ in range(3)]
+            with contextlib.suppress(asyncio.CancelledError):
+                await blocker
+            # the other servers' calls were never limited: three 2 s calls take about 2 s, not 6
             began = time.monotonic()
-            await asyncio.gather(*calls)
-            assert time.monotonic() - began < 2.9
+            await asyncio.gather(*(host.call_tool("free__wait", {"seconds": 2}) for _ in range(3)))
+            assert time.monotonic() - began < 5.5
 
     run(main())
 

@@ -105,6 +105,9 @@ class Gateway:
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
+        for parked in list(self.bridge.parked.values()):  # callers that will not come back now
+            parked.cancel()
+        self.bridge.parked.clear()
         await self.server.close_subscriptions()
         await self.host.aclose()
 

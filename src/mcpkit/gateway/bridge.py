@@ -120,6 +120,13 @@ class Parked:
     scope: CallScope
     answer: asyncio.Future[Any]
     expiry: asyncio.TimerHandle
+    question: Any  # the inputRequests entry
+    sent: bool  # whether the caller has been asked it yet
+
+    def cancel(self) -> None:
+        self.expiry.cancel()
+        if self.scope.call is not None:
+            self.scope.call.cancel()
 
 
 class Bridge:
@@ -137,29 +144,41 @@ class Bridge:
         self.parked: dict[str, Parked] = {}
 
     def resume(self, ctx: Context) -> CallScope | None:
-        """The parked call a 2026-07-28 retry answers (its answer handed over), if there is one here.
+        """The parked call a 2026-07-28 retry answers (its answers handed over), if there is one here.
 
-        A retry carries every answer of the request so far; the one whose key names a call still
-        parked is the new one. (A retry that reaches another gateway process finds nothing, and the
+        A retry carries every answer of the request so far; those whose keys name questions still
+        parked are the new ones. Questions the call asked meanwhile, never sent, go to the caller at
+        once in the next round. (A retry that reaches another gateway process finds nothing, and the
         call starts again there, asking again: the replay rule.)
         """
+        resumed: CallScope | None = None
         for key, value in ctx.answers.items():
-            if not key.startswith(PARK_PREFIX):
-                continue
-            parked = self.parked.pop(key, None)
+            parked = self.parked.pop(key, None) if key.startswith(PARK_PREFIX) else None
             if parked is None:
                 continue
             parked.expiry.cancel()
-            parked.scope.renew(ctx)
+            if resumed is None:
+                resumed = parked.scope
+                resumed.renew(ctx)
             if not parked.answer.done():
                 parked.answer.set_result(value)
-            return parked.scope
-        return None
+        if resumed is not None:
+            unsent = {
+                key: parked.question
+                for key, parked in self.parked.items()
+                if parked.scope is resumed and not parked.sent
+            }
+            if unsent:
+                for key in unsent:
+                    self.parked[key].sent = True
+                resumed.needs.set_result(InputRequired(unsent))
+        return resumed
 
     async def _park(self, scope: CallScope, need: InputRequired) -> Any:
         """Send *need* to the caller (its handler answers ``input_required``) and wait for the
-        retry that answers it; the upstream call stays open meanwhile."""
-        (key,) = need.requests
+        retry that answers it; the upstream call stays open meanwhile. A question asked while
+        another is on its way to the caller waits for the next round (see :meth:`resume`)."""
+        ((key, question),) = need.requests.items()
         loop = asyncio.get_running_loop()
         answer: asyncio.Future[Any] = loop.create_future()
         call = scope.call
@@ -168,8 +187,9 @@ class Bridge:
             if self.parked.pop(key, None) is not None and call is not None:
                 call.cancel()  # the caller never came back
 
-        self.parked[key] = Parked(scope, answer, loop.call_later(self.park_seconds, expire))
-        if not scope.needs.done():
+        sent = not scope.needs.done()
+        self.parked[key] = Parked(scope, answer, loop.call_later(self.park_seconds, expire), question, sent)
+        if sent:
             scope.needs.set_result(need)
         return await answer
 

@@ -65,6 +65,16 @@ async def ask_user(ctx: Context) -> str:
     return f"{answer.action}:{(answer.content or {}).get('ok')}|{text}|{','.join(r.uri for r in roots)}"
 
 
+@server.tool
+async def ask_both(ctx: Context) -> str:
+    """Two questions at once (sent concurrently in the handshake era)."""
+    schema = {"type": "object", "properties": {"ok": {"type": "boolean"}}}
+    answer, sampled = await ctx.gather(ctx.elicit("Both?", schema), ctx.sample("And you?"))
+    content = sampled.content
+    text = content.get("text", "?") if isinstance(content, dict) else getattr(content, "text", "?")
+    return f"{answer.action}|{text}"
+
+
 RUNS = {"ask_then_count": 0}
 
 
