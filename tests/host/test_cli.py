@@ -75,20 +75,26 @@ def test_config_mistakes_and_unknown_tools(tmp_path: Path) -> None:
 
 
 def test_interactive_shell_prompts_for_missing_arguments(tmp_path: Path) -> None:
-    cfg = _write(tmp_path / "host.json", {"weather": example("weather.py")}, policy={"default": "allow"})
+    servers = {"weather": example("weather.py"), "notes": example("notes.py")}
+    cfg = _write(tmp_path / "host.json", servers, policy={"default": "allow"})
+    lines = "help\nlist\ndescribe weather__get_weather\ncall weather__get_weather\nTallinn\nstatus\n"
+    lines += "resources\nprompts\nread notes://about\nread nowhere://x\nquit\n"
     proc = subprocess.run(
         [sys.executable, "-m", "mcpkit", "host", str(cfg)],
-        input="help\nlist\ndescribe weather__get_weather\ncall weather__get_weather\nTallinn\nstatus\nquit\n",
+        input=lines,
         capture_output=True, text=True, timeout=60, env=_env(tmp_path), cwd=ROOT, check=False,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
-    assert "3 tools from 1 servers" in out
+    assert "8 tools from 2 servers" in out
     assert "call NAME [key=value ...]" in out  # help
     assert '"name": "weather__get_weather"' in out  # describe
     assert "location (City name or zip code): " in out  # the prompt for the required argument
     assert "Current weather in Tallinn" in out
     assert "weather: ready" in out
+    assert "  notes://about  about" in out and "notes://{notebook_id}" in out
+    assert "  notes__summarize" in out
+    assert "error: Resource not found: nowhere://x" in out
 
 
 @pytest.mark.parametrize(

@@ -1,8 +1,8 @@
 """The interactive shell of ``mcpkit host``: list, describe and call the host's tools.
 
 Commands: ``list``, ``status``, ``describe NAME``, ``call NAME [key=value ...]`` (arguments the tool
-requires and the line did not give are asked for, one by one, from its input schema), ``help``,
-``quit``. Lines are read in a worker thread so the servers' connections keep running meanwhile.
+requires and the line did not give are asked for, one by one, from its input schema), ``resources``,
+``read URI``, ``prompts``, ``help``, ``quit``. Lines are read in a worker thread so the servers' connections keep running meanwhile.
 """
 
 from __future__ import annotations
@@ -24,6 +24,9 @@ _HELP = """commands:
   status                     each server's state
   describe NAME              a tool's description and input schema
   call NAME [key=value ...]  call a tool (missing required arguments are asked for)
+  resources                  the resources and resource templates
+  read URI                   read a resource (routed to the server that has it)
+  prompts                    the prompts
   quit                       leave"""
 
 
@@ -96,6 +99,23 @@ async def shell(host: Host, *, ask_yes: bool = False) -> int:
         elif command == "status":
             for key, status in host.status().items():
                 print(f"  {key}: {status.state}" + (f" ({status.error})" if status.error else ""))
+        elif command == "resources":
+            for resource in host.resources():
+                print(f"  {resource.uri}  {resource.name}")
+            for template in host.resource_templates():
+                print(f"  {template.uri_template}  {template.name} (template)")
+        elif command == "prompts":
+            for prompt in host.prompts():
+                print(f"  {prompt.name}  {prompt.description or ''}".rstrip())
+        elif command == "read" and rest:
+            try:
+                contents = (await host.read_resource(rest[0])).contents
+            except MCPError as exc:
+                print(f"error: {exc}")
+                continue
+            for item in contents:
+                text = getattr(item, "text", None)
+                print(text if text is not None else f"[{item.mime_type or 'binary'} content]")
         elif command in ("describe", "call") and rest:
             tool = next((t for t in host.tools() if t.name == rest[0]), None)
             if tool is None:
