@@ -1,4 +1,4 @@
-"""``mcpkit demo``: a client calling the bundled example servers."""
+"""``mcpkit demo``: a host and gateway over the bundled example servers."""
 
 from __future__ import annotations
 
@@ -15,5 +15,5 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
 
 def register(sub: Any) -> None:
-    demo = sub.add_parser("demo", help="a client calling the bundled example servers")
+    demo = sub.add_parser("demo", help="a host and gateway over the bundled example servers")
     demo.set_defaults(handler=_cmd_demo)
