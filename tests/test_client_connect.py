@@ -246,3 +246,45 @@ def test_headers_given_to_the_client_reach_every_http_request(version: str) -> N
     for name in ("MCP-Protocol-Version", "mcp-session-id", "Mcp-Param-Region"):
         with pytest.raises(ValueError, match="set by the protocol"):
             Client(url, headers={name: "x"})
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize(
+    ("version", "endpoint"), [("2026-07-28", "mcp"), ("2025-11-25", "mcp"), ("2024-11-05", "sse")]
+)
+def test_an_app_mounted_under_a_prefix_serves_there(version: str, endpoint: str) -> None:
+    """``http_app()`` mounted by Starlette under ``/api``: served at ``/api/mcp`` (and HTTP+SSE at
+    ``/api/sse``, whose endpoint event names ``/api/messages``), over real HTTP."""
+    import uvicorn
+    from starlette.applications import Starlette
+    from starlette.routing import Mount
+
+    from mcpkit import Server
+
+    from .conftest import free_port
+
+    server = Server("mounted", "1")
+
+    @server.tool
+    def ping() -> str:
+        return "pong"
+
+    app = Starlette(routes=[Mount("/api", app=server.http_app())])
+    port = free_port()
+
+    async def main() -> None:
+        web = uvicorn.Server(uvicorn.Config(app, port=port, log_level="error", lifespan="off"))
+        serving = asyncio.ensure_future(web.serve())
+        while not web.started:  # noqa: ASYNC110 (uvicorn offers no event for it)
+            await asyncio.sleep(0.01)
+        try:
+            url = f"http://127.0.0.1:{port}/api/{endpoint}"
+            async with Client(url, protocol_version=version) as client:
+                assert client.protocol_version == version
+                result = await client.call_tool("ping")
+                assert result.content[0].text == "pong"  # type: ignore[union-attr]
+        finally:
+            web.should_exit = True
+            await serving
+
+    asyncio.run(main())

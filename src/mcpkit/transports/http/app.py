@@ -157,7 +157,7 @@ class StreamableHTTPApp:
         headers = {k.decode("latin-1").lower(): v.decode("latin-1").strip(" \t") for k, v in scope["headers"]}
         if len(headers) != len(scope["headers"]) and await _refuse_repeated(scope["headers"], send):
             return
-        path = scope["path"]
+        path = _path_of(scope)
         legacy = path in (self.sse_path, self.messages_path)
         metadata = self.metadata is not None and path in self.metadata.paths
         if path != self.path and not legacy and not metadata:
@@ -204,7 +204,7 @@ class StreamableHTTPApp:
         self, scope: Scope, headers: dict[str, str], auth: AuthInfo | None, receive: Receive, send: Send
     ) -> None:
         """An admitted request (its caller *auth* when the endpoint is protected), by era and method."""
-        path = scope["path"]
+        path = _path_of(scope)
         legacy = path in (self.sse_path, self.messages_path)
         owner = owner_of(auth)
         self.table.expire_idle()
@@ -212,7 +212,14 @@ class StreamableHTTPApp:
         if legacy:
             if path == self.sse_path:
                 if method == "GET":
-                    await open_sse(self.table, self.messages_path, _client_of(scope), receive, send, owner)
+                    await open_sse(
+                        self.table,
+                        scope.get("root_path", "") + self.messages_path,
+                        _client_of(scope),
+                        receive,
+                        send,
+                        owner,
+                    )
                 else:
                     await plain(send, 405, b"GET opens the event stream")
             elif method == "POST":
@@ -429,6 +436,14 @@ class StreamableHTTPApp:
             await error(send, 409, None, INVALID_REQUEST, "Conflict: this session already has a GET stream")
         else:
             await standalone_stream(session, receive, send, b": stream open\n\n")
+
+
+def _path_of(scope: Scope) -> str:
+    """The request's path inside this app: mounted under a prefix (Starlette's ``Mount``, uvicorn's
+    ``--root-path``), the ASGI path still carries the prefix, which ``root_path`` names."""
+    path: str = scope["path"]
+    root: str = scope.get("root_path", "")
+    return path[len(root) :] if root and path.startswith(root) else path
 
 
 def _client_of(scope: Scope) -> str:
