@@ -27,7 +27,7 @@ import asyncio
 import collections
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, TypeVar
 
@@ -454,15 +454,18 @@ class LowLevelServer:
         max_header_count: int = 100,
         header_timeout: float = 10.0,
         keep_alive_timeout: int = 5,
+        trusted_proxies: Sequence[str] = (),
         **http_options: Any,
     ) -> None:
         """Serve over *transport* (blocking): ``"stdio"`` until the client goes away, or ``"http"``
         (Streamable HTTP at ``http://host:port/mcp``, served by uvicorn) until interrupted.
 
         For HTTP, *max_header_bytes* bounds a request's head and *max_header_count* its header
-        fields (431 and the connection closed beyond either), *header_timeout* the seconds it may take to arrive (then 408), and
-        *keep_alive_timeout* how long an idle connection is kept; *http_options* go to
-        :meth:`http_app` (``allowed_hosts``, ``max_sessions``, ``body_timeout``...)."""
+        fields (431 and the connection closed beyond either), *header_timeout* the seconds it may
+        take to arrive (then 408), and *keep_alive_timeout* how long an idle connection is kept.
+        *trusted_proxies* (addresses or networks, ``"*"`` for any) are believed when they say who
+        the client is (``X-Forwarded-For``), so per-client limits count clients, not the proxy.
+        *http_options* go to :meth:`http_app` (``allowed_hosts``, ``max_sessions``, ``body_timeout``...)."""
         if transport == "stdio":
             run_async(self.serve_stdio())
         elif transport == "http":
@@ -476,6 +479,7 @@ class LowLevelServer:
                 max_header_count=max_header_count,
                 header_timeout=header_timeout,
                 keep_alive_timeout=keep_alive_timeout,
+                trusted_proxies=trusted_proxies,
             )
         else:
             raise ValueError(f"unknown transport {transport!r}; expected 'stdio' or 'http'")

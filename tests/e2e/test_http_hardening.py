@@ -518,6 +518,25 @@ def test_sessions_per_client_are_capped_and_other_clients_unaffected(tmp_path: P
         initialize(served.url)  # ending one makes room for one more
 
 
+@pytest.mark.parametrize("trusted", [True, False], ids=["proxy-trusted", "proxy-not-trusted"])
+def test_per_client_limits_count_the_clients_behind_a_trusted_proxy(tmp_path: Path, trusted: bool) -> None:
+    """--trusted-proxy: X-Forwarded-For names the client, so two users behind one proxy each get
+    their share; from a proxy not named, the header is ignored (anyone could claim any address)."""
+    flags = ["--max-sessions-per-client", "1"] + (["--trusted-proxy", "127.0.0.1"] if trusted else [])
+    with serve(tmp_path, *flags) as served:
+
+        def initialize_for(user: str) -> int:
+            headers = {"Accept": ACCEPT, "X-Forwarded-For": user}
+            answer = httpx.post(
+                served.url, json=initialize_request("2025-11-25"), headers=headers, timeout=10
+            )
+            return answer.status_code
+
+        assert initialize_for("10.0.0.1") == 200
+        assert initialize_for("10.0.0.2") == (200 if trusted else 503)
+        assert initialize_for("10.0.0.1") == 503
+
+
 def test_rate_limit_per_client_address_answers_429(tmp_path: Path) -> None:
     """--rate-limit: a token bucket per client address, every request counted, both eras."""
     with serve(tmp_path, "--rate-limit", "4/60s") as served:

@@ -49,6 +49,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
             allowed_hosts=args.allow_host,
             allowed_origins=args.allow_origin,
             cors_origins=args.cors_origin,
+            trusted_proxies=args.trusted_proxy,
             max_header_bytes=args.max_header_bytes,
             max_header_count=args.max_header_count,
             header_timeout=args.header_timeout,
@@ -125,6 +126,9 @@ def register(sub: Any) -> None:
     run.add_argument("--cors-origin", action="append", default=[], metavar="ORIGIN",
                      help="HTTP: let pages of this origin call the server from a browser (CORS; '*' for any); "
                           "repeatable; off by default")  # fmt: skip
+    run.add_argument("--trusted-proxy", action="append", default=[], metavar="ADDRESS",
+                     help="HTTP: believe X-Forwarded-For from this proxy (an address or network, '*' for "
+                          "any), so per-client limits count clients; repeatable")  # fmt: skip
     limits = run.add_argument_group("HTTP limits (see SECURITY.md)")
     for flag, kind, default, text in (
         ("--max-header-bytes", int, 64 * 1024, "bytes of a request head (431 beyond)"),

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Sequence
 from typing import Any, Final
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
@@ -147,14 +148,16 @@ def serve(
     header_timeout: float = DEFAULT_HEADER_TIMEOUT,
     keep_alive_timeout: int = DEFAULT_KEEP_ALIVE,
     shutdown_timeout: int = DEFAULT_SHUTDOWN_TIMEOUT,
+    trusted_proxies: Sequence[str] = (),
 ) -> None:
     """Serve *app* with uvicorn until interrupted (blocking); on SIGTERM or SIGINT, requests
     still running (listen streams, event streams to clients that do not read) get
     *shutdown_timeout* seconds before they are cancelled."""
     import uvicorn
 
-    # No proxy-header rewriting (the app never reads the client's address; it costs a middleware
-    # call per request) and no Server header (it only advertises the stack).
+    # Proxy headers only from the proxies named: believed from anyone, X-Forwarded-For would let
+    # every caller pick its own address (and so its own share of the per-client limits). Off, it
+    # costs nothing; no Server header either (it only advertises the stack).
     uvicorn.run(
         app,
         host=host,
@@ -164,6 +167,7 @@ def serve(
         timeout_graceful_shutdown=shutdown_timeout,
         log_level="warning",
         lifespan="on",
-        proxy_headers=False,
+        proxy_headers=bool(trusted_proxies),
+        forwarded_allow_ips=list(trusted_proxies) or None,
         server_header=False,
     )
