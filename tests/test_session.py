@@ -200,6 +200,29 @@ def test_every_message_names_the_request_it_belongs_to() -> None:
     run(main())
 
 
+def test_a_request_cancelled_before_it_starts_still_tells_its_stream_nothing_is_owed() -> None:
+    """The race CI caught: notifications/cancelled handled before the request's task first ran.
+    Its handler never runs, and the routed transport must still hear the empty final message,
+    or the HTTP POST carrying the request waits for ever."""
+    started = False
+
+    async def handler(request: Request) -> Any:
+        nonlocal started
+        started = True
+        return {}
+
+    transport = Routed()
+    peer = Peer(transport, on_request=handler)
+
+    async def main() -> None:
+        await peer.deliver(Request(id="c", method="work"))
+        assert peer.cancel_incoming("c")  # no await in between: the task has not taken a step
+        await asyncio.wait_for(transport.done.wait(), 5)
+        assert transport.sent == [(None, "c", True)] and not started
+
+    run(main())
+
+
 def test_a_batch_of_one_is_answered_with_an_array() -> None:
     async def handler(request: Request) -> Any:
         return {"n": request.id}

@@ -369,9 +369,13 @@ class Peer:
         task = self._spawn(self._answer(request_id, work))
         self._running[request_id] = task
 
-        def forget(_: asyncio.Task[Any]) -> None:
+        def forget(done: asyncio.Task[Any]) -> None:
             self._running.pop(request_id, None)
             _close(work)
+            if done.cancelled() and self._routed is not None:
+                # Cancelled before its first step, so _answer never ran: the routed transport
+                # still waits to hear that nothing is owed (an HTTP POST would hang otherwise).
+                self._spawn(self._send_quietly(_NO_ANSWER, request_id, True))
 
         task.add_done_callback(forget)
 

@@ -101,6 +101,8 @@ class ResponseStream:
 
     def put(self, message: bytes, final: bool) -> None:
         if final:
+            if self.answered:
+                return  # one answer per POST; a late "nothing is owed" must not erase it
             self.answer, self.answered = message, True
         elif message:
             self.pending.append(message)
