@@ -43,6 +43,7 @@ from ._headers import header
 from ._jsonrpc import ErrorResponse, Notification, Request, Response
 from ._signature_elicit import ElicitationContentError, ElicitationForm, Titles, elicitation_form
 from ._versions import LATEST_HANDSHAKE_VERSION, LATEST_VERSION, SUPPORTED_VERSIONS, Era
+from .auth import AuthInfo
 from .client import Client, Subscription
 from .context import Context
 from .kernel import Endpoint, Outbound, ServerSession
@@ -131,6 +132,7 @@ __all__ = [
     "UI_EXTENSION",
     "Annotations",
     "AudioContent",
+    "AuthInfo",
     "CallToolResult",
     "Client",
     "ClientCredentials",

@@ -14,6 +14,7 @@ from ._errors import MethodNotFound, MissingClientCapability
 from ._jsonrpc import RequestId
 from ._mrtr import BecomeTask, InputRequired
 from ._signature_elicit import elicitation_form
+from .auth._info import AuthInfo, current_auth
 from .tasks import RELATED_TASK, TaskRecord, TaskRunner
 from .types import CreateMessageResult, ElicitResult, Root, supports_ui
 
@@ -37,12 +38,16 @@ class Context:
         method: its method name.
         scope: the protocol revision and client capabilities it was spoken in.
         meta: the request's ``_meta`` (empty when absent).
+        auth: the caller's verified access token (:class:`~mcpkit.auth.AuthInfo`: subject, client
+            id, scopes, claims) on a protected HTTP server; ``None`` where nothing was verified
+            (stdio, an HTTP server without ``auth=``). Never the token itself.
     """
 
     __slots__ = (
         "_asked",
         "_peer",
         "answers",
+        "auth",
         "connection",
         "meta",
         "method",
@@ -66,6 +71,9 @@ class Context:
         self.method = method
         self.scope = scope
         self.meta = meta
+        # Read here, in the task serving the request (the HTTP layer set it for this POST), so that
+        # a sync handler in a worker thread, or a task outliving the POST, still has it.
+        self.auth: AuthInfo | None = current_auth.get()
         #: The connection the request came on (None outside a server).
         self.connection = connection
         #: 2026-07-28: the client's answers to earlier rounds of this request (see ``_mrtr``).

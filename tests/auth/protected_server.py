@@ -1,17 +1,35 @@
-"""The server the authorization tests protect: a tool that tells who called it, in both eras."""
+"""The server the authorization tests protect: tools that tell who called them (async and sync), and one that shows everything a handler can see of its request."""
 
 from __future__ import annotations
 
-from mcpkit import Context, Server
+from mcpkit import AuthInfo, Context, Server
 from mcpkit.auth import current_auth
 
 server = Server("protected", "1.0.0")
 
 
-@server.tool
-async def whoami(ctx: Context) -> str:
-    """The caller's subject, client and scopes, as the handler sees them."""
-    auth = current_auth.get()
+def describe(auth: AuthInfo | None) -> str:
     if auth is None:
         return "anonymous"
     return f"{auth.subject} via {auth.client_id} with {' '.join(sorted(auth.scopes))}"
+
+
+@server.tool
+async def whoami(ctx: Context) -> str:
+    """The caller's subject, client and scopes, as the handler sees them."""
+    return describe(ctx.auth)
+
+
+@server.tool
+def whoami_sync(ctx: Context) -> str:
+    """The same from a worker thread: ``ctx.auth``, and the context variable agreeing with it."""
+    assert current_auth.get() == ctx.auth
+    return describe(ctx.auth)
+
+
+@server.tool
+async def peek(ctx: Context) -> str:
+    """Everything a handler can reach about its request, as text (the tests look for the token)."""
+    seen = {name: repr(getattr(ctx, name, None)) for name in ctx.__slots__}
+    seen["claims"] = repr(dict(ctx.auth.claims)) if ctx.auth is not None else ""
+    return repr(seen)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import dataclasses
 import functools
 import time
@@ -123,8 +124,10 @@ async def invoke(
         kwargs[param] = ctx
     if signature.is_async:
         return await fn(**kwargs)
-    # Sync functions run in a worker thread so that they never block the event loop.
-    return await asyncio.get_running_loop().run_in_executor(None, functools.partial(fn, **kwargs))
+    # Sync functions run in a worker thread so that they never block the event loop; in a copy of
+    # this task's context, as asyncio.to_thread does, so context variables (current_auth) hold there.
+    call = functools.partial(contextvars.copy_context().run, fn, **kwargs)
+    return await asyncio.get_running_loop().run_in_executor(None, call)
 
 
 def declares_tasks(scope: Scope) -> bool:

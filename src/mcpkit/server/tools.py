@@ -259,6 +259,7 @@ class ToolsAPI(ServerBase):
     ) -> TaskRecord:
         task_ctx = Context(ctx.peer, ctx.request_id, ctx.method, ctx.scope, ctx.meta, ctx.connection)
         task_ctx.tasks = self.tasks
+        task_ctx.auth = ctx.auth
         task_ctx.answers = ctx.answers  # a deferred task replays the rounds answered before it
 
         async def work(record: TaskRecord) -> dict[str, Any]:
