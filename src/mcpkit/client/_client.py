@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Sequence
 from typing import Any
@@ -258,6 +259,9 @@ class Client(SkillCalls, ClientCore):
         self._subscriptions.add(subscription)
         params = {"notifications": wanted, "_meta": self._meta(self.protocol_version)}
         subscription.answer = await peer.send_request(subscription.request_id, "subscriptions/listen", params)
+        # The answer may end in an error nobody awaits (the connection closing before the stream is
+        # acknowledged, or after its reader stopped): take it, so it is not reported as never retrieved.
+        subscription.answer.add_done_callback(_retrieve)
         await subscription.wait_acknowledged(self.timeout)
         return subscription
 
@@ -271,3 +275,8 @@ class Client(SkillCalls, ClientCore):
                     await self.unsubscribe_resource(uri)
                 except MCPError:
                     continue
+
+
+def _retrieve(done: asyncio.Future[Any]) -> None:
+    if not done.cancelled():
+        done.exception()

@@ -242,6 +242,25 @@ class ClientCore:
             raise MCPError("not connected: use 'async with Client(...)' or await connect()")
         return self._peer
 
+    async def wait_closed(self) -> None:
+        """Return once the connection has ended: the server exited or closed it, or :meth:`aclose`.
+
+        Raises:
+            MCPError: not connected yet.
+        """
+        await self._live_peer().closed.wait()
+
+    @property
+    def closed(self) -> bool:
+        """Whether the connection has ended (false before :meth:`connect`)."""
+        return self._peer is not None and self._peer.closed.is_set()
+
+    def exit_reason(self) -> str | None:
+        """How a stdio server process ended (``exit code 1``, ``killed by SIGKILL``, ``still
+        running``); None for other transports."""
+        describe = getattr(self._transport, "describe_exit", None)
+        return str(describe()) if describe is not None else None
+
     @contextlib.contextmanager
     def _naming_exit(self) -> Iterator[None]:
         """Turn the session's ``ConnectionClosed`` into one that says how the server ended."""

@@ -186,18 +186,17 @@ class Upstream:
     async def _wait_for_end(self) -> str:
         """Wait until the connection ends (the process exits, or a call saw it die); say how."""
         client = self.client
-        peer = getattr(client, "_peer", None)  # the Client has no public "ended" awaitable yet
-        waits = [asyncio.ensure_future(self._failed.wait())]
-        if peer is not None and self.config.transport == "stdio":
-            waits.append(asyncio.ensure_future(peer.closed.wait()))
+        waits: list[asyncio.Future[Any]] = [asyncio.ensure_future(self._failed.wait())]
+        if client is not None and self.config.transport == "stdio":
+            waits.append(asyncio.ensure_future(client.wait_closed()))
         try:
             await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
         finally:
             for wait in waits:
                 wait.cancel()
         self._failed.clear()
-        describe = getattr(getattr(client, "_transport", None), "describe_exit", None)
-        return f"the server went away ({describe()})" if describe is not None else "the connection was lost"
+        reason = client.exit_reason() if client is not None else None
+        return f"the server went away ({reason})" if reason is not None else "the connection was lost"
 
     async def _drop_client(self) -> None:
         if self._listener is not None:
@@ -205,13 +204,8 @@ class Upstream:
             self._listener = None
         subscription, self._subscription = self._subscription, None
         if subscription is not None:
-            answer = getattr(subscription, "answer", None)
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(subscription.close(), 2.0)
-            if isinstance(answer, asyncio.Future):
-                # Nobody else waits for the listen request's answer: take it, so that a connection
-                # closing under it is not reported as an exception never retrieved.
-                answer.add_done_callback(lambda done: done.cancelled() or done.exception())
         client, self.client = self.client, None
         had_lists = bool(self.tools or self.resources or self.templates or self.prompts)
         self.tools, self.resources, self.templates, self.prompts = [], [], [], []
