@@ -38,6 +38,8 @@ class TestIssuer:
         #: Clients the token endpoint knows (client_credentials grant, HTTP Basic), by id.
         self.clients: dict[str, str] = {"machine": secrets.token_urlsafe(12)}
         self.jwks_requests = 0
+        #: The scope of each token the token endpoint issued, in order.
+        self.issued: list[str] = []
         self.introspections = 0
         self._server = ThreadingHTTPServer(("127.0.0.1", port), _handler(self))
         self.port = self._server.server_address[1]
@@ -232,6 +234,7 @@ def _handler(issuer: TestIssuer) -> type[BaseHTTPRequestHandler]:
                 jws.deserialize_compact(proof, key, algorithms=[header["alg"]])  # raises if forged
                 jkt = key.thumbprint()
             scope = form.get("scope", "mcp")
+            issuer.issued.append(scope)
             token = issuer.mint(
                 form.get("resource", ""), scope=scope, subject=client, jkt=jkt, client_id=client
             )

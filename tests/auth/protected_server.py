@@ -1,4 +1,5 @@
-"""The server the authorization tests protect: tools that tell who called them (async and sync), and one that shows everything a handler can see of its request."""
+"""The server the authorization tests protect: tools that tell who called them (async and sync), one
+that needs a scope of its own, and one that shows everything a handler can see of its request."""
 
 from __future__ import annotations
 
@@ -25,6 +26,12 @@ def whoami_sync(ctx: Context) -> str:
     """The same from a worker thread: ``ctx.auth``, and the context variable agreeing with it."""
     assert current_auth.get() == ctx.auth
     return describe(ctx.auth)
+
+
+@server.tool(scopes=["notes:write"])
+async def add_note(text: str, ctx: Context) -> str:
+    """Needs notes:write besides the server-wide scopes."""
+    return f"saved {text!r} for {describe(ctx.auth)}"
 
 
 @server.tool

@@ -73,6 +73,7 @@ class RegisteredTool:
     timeout: float | None = None  # seconds; None: the server's tool_timeout
     rate_limit: RateLimit | None = None
     app_only: bool = False  # MCP Apps: visibility ["app"], listed only to clients that show views
+    scopes: tuple[str, ...] = ()  # OAuth scopes a caller needs, on a protected server (see .tools)
 
 
 class ServerBase(LowLevelServer):
@@ -98,8 +99,8 @@ class ServerBase(LowLevelServer):
     def _changed(self, kind: str) -> None:
         """Announce a change of a list to whoever listens. Safe from sync tools' worker threads."""
         loop = self.loop
-        if loop is None or not self.listeners:
-            return  # not serving yet, or nobody to tell
+        if loop is None or (not self.listeners and self.shared is None):
+            return  # not serving yet, or nobody to tell (in a fleet, other processes may listen)
 
         def announce() -> None:
             task = loop.create_task(self.notify_list_changed(kind))

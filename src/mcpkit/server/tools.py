@@ -17,6 +17,7 @@ from .._compat import shape_call_result, shape_tool
 from .._errors import (
     ConnectionClosed,
     InvalidParams,
+    InvalidRequest,
     MethodNotFound,
     MissingClientCapability,
     RPCError,
@@ -45,6 +46,8 @@ from .apps import Visibility, app_only, tool_ui_meta
 logger = logging.getLogger("mcpkit.server")
 
 _TOOL_NAME: Final = re.compile(r"[A-Za-z0-9_.\-]{1,128}")
+#: RFC 6749 section 3.3: scope-token = 1*( %x21 / %x23-5B / %x5D-7E ).
+_SCOPE: Final = re.compile(r"[\x21\x23-\x5b\x5d-\x7e]+")
 _json_encode: Final = msgspec.json.Encoder().encode
 
 
@@ -65,26 +68,42 @@ class ToolOptions(TypedDict, total=False):
     rate_limit: str  # "10/s", "100/m", "5/10s": a token bucket per client connection
     ui: str  # MCP Apps: the ui:// resource that shows this tool's results (see server.ui_resource)
     visibility: Sequence[Visibility]  # MCP Apps: ["model", "app"] (default), or ["app"]: views only
+    scopes: Sequence[str]  # OAuth scopes a caller needs (protected HTTP servers only): 403 without
 
 
 class ToolsAPI(ServerBase):
     """Tools: registration, ``tools/list``, ``tools/call`` (and starting tools as tasks).
 
-    Takes two keyword arguments of :class:`~mcpkit.Server` besides those of the classes after it:
-    ``tool_timeout`` (seconds, default ``None``: tools may run as long as they like) and
+    Takes three keyword arguments of :class:`~mcpkit.Server` besides those of the classes after it:
+    ``tool_timeout`` (seconds, default ``None``: tools may run as long as they like),
     ``mask_errors`` (default ``False``: the peer reads ``Error executing tool NAME: Type: message``;
-    ``True``: ``Error executing tool NAME`` only). Either way the exception is logged with its
-    traceback on the ``mcpkit.server`` logger, and no traceback is ever sent to the peer.
+    ``True``: ``Error executing tool NAME`` only; either way the exception is logged with its
+    traceback on the ``mcpkit.server`` logger, and no traceback is ever sent to the peer) and
+    ``hide_unauthorized_tools`` (default ``True``: on a protected server, ``tools/list`` leaves out
+    the tools whose ``scopes`` the caller's token lacks; ``False`` lists them all).
+
+    Per-tool scopes (``@server.tool(scopes=[...])``) are checked where a token was verified
+    (``ctx.auth`` is set: a protected HTTP server). The HTTP layer asks :meth:`required_scopes`
+    before the request is handled and answers 403 ``insufficient_scope`` itself (so the client can
+    step up); :meth:`_call_tool` checks again, for any path that reaches it otherwise, before the
+    tool runs. Where nothing was verified (stdio, HTTP without ``auth=``) they are not enforced:
+    who may start a stdio server may call its tools.
     """
 
     def __init__(
-        self, *args: Any, tool_timeout: float | None = None, mask_errors: bool = False, **kwargs: Any
+        self,
+        *args: Any,
+        tool_timeout: float | None = None,
+        mask_errors: bool = False,
+        hide_unauthorized_tools: bool = True,
+        **kwargs: Any,
     ) -> None:
         super().__init__(*args, **kwargs)
         if tool_timeout is not None and not tool_timeout > 0:
             raise ValueError("tool_timeout must be a positive number of seconds (or None)")
         self.tool_timeout = tool_timeout
         self.mask_errors = mask_errors
+        self.hide_unauthorized_tools = hide_unauthorized_tools
 
     # -- tools -------------------------------------------------------------------------------------
 
@@ -122,6 +141,7 @@ class ToolsAPI(ServerBase):
         rate_limit: str | None = None,
         ui: str | None = None,
         visibility: Sequence[Visibility] | None = None,
+        scopes: Sequence[str] | None = None,
     ) -> Tool:
         """Register *fn* as a tool and return its definition.
 
@@ -140,10 +160,14 @@ class ToolsAPI(ServerBase):
         ``ui``: the ``ui://`` resource (:meth:`ui_resource`) a host of MCP Apps shows the results in;
         ``visibility``: ``["app"]`` keeps the tool from the model (and from ``tools/list`` for
         clients without the extension). See :mod:`mcpkit.server.apps`.
+        ``scopes``: OAuth scopes a caller's token must grant (besides the server-wide ones) to call
+        the tool, on a protected HTTP server: a call without them answers HTTP 403
+        ``insufficient_scope`` naming them, and ``tools/list`` hides the tool from such callers
+        (``Server(hide_unauthorized_tools=False)`` lists it). Not enforced over stdio.
 
         Raises:
             ValueError: the name breaks the spec's rules for tool names, or is taken; a bad
-                ``timeout``, ``rate_limit``, ``ui`` or ``visibility``.
+                ``timeout``, ``rate_limit``, ``ui``, ``visibility`` or ``scopes``.
             TypeError: the signature cannot be described (``*args``, positional-only parameters).
         """
         tool_name = name or fn.__name__
@@ -156,6 +180,13 @@ class ToolsAPI(ServerBase):
         if timeout is not None and not timeout > 0:
             raise ValueError("timeout must be a positive number of seconds")
         limiter = RateLimit(rate_limit) if rate_limit is not None else None
+        if isinstance(scopes, str):
+            raise ValueError("scopes is a list of scope names, not a string")
+        needed = tuple(dict.fromkeys(scopes or ()))
+        if any(not _SCOPE.fullmatch(scope) for scope in needed):
+            raise ValueError(
+                f"invalid scopes {list(needed)!r}: each is one or more printable ASCII characters, no spaces, quotes or backslashes"
+            )
         meta = tool_ui_meta(meta, ui, visibility)
         signature = inspect_function(fn, skip_types=(Context,))
         use_output = signature.output_schema is not None and structured_output is not False
@@ -180,6 +211,7 @@ class ToolsAPI(ServerBase):
             defer_task,
             timeout,
             limiter,
+            scopes=needed,
         )
         if not use_output:
             self._tools[tool_name].signature = _without_output(signature)
@@ -203,14 +235,31 @@ class ToolsAPI(ServerBase):
         """The registered tools, in ``tools/list`` order."""
         return [msgspec.convert(t.wire, Tool) for t in self._tools.values()]
 
+    def required_scopes(self, method: str, params: dict[str, Any]) -> tuple[str, ...]:
+        """The scopes a request needs beyond the server-wide ones: a tool's ``scopes`` for its
+        ``tools/call``. A protected HTTP app asks before handling the request (see
+        :class:`mcpkit.transports.http.auth.ScopedEndpoint`)."""
+        if method != "tools/call":
+            return ()
+        name = params.get("name")
+        tool = self._tools.get(name) if isinstance(name, str) else None
+        return tool.scopes if tool is not None else ()
+
     async def _list_tools(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
         names = list(self._tools)
         if not ctx.supports_ui:  # a tool for views only has no use without them (see .apps)
             names = [name for name in names if not self._tools[name].app_only]
+        auth = ctx.auth
+        hiding = auth is not None and self.hide_unauthorized_tools
+        if hiding:
+            assert auth is not None
+            names = [name for name in names if auth.has_scopes(self._tools[name].scopes)]
         shown, next_cursor = paginate(names, params.get("cursor"), self.page_size)
         result: dict[str, Any] = {"tools": [shape_tool(self._tools[n].wire, ctx.scope) for n in shown]}
         if next_cursor is not None:
             result["nextCursor"] = next_cursor
+        if hiding and ctx.scope.stateless:
+            result["cacheScope"] = "private"  # this list is this caller's: no shared cache may keep it
         return result
 
     async def _call_tool(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
@@ -220,6 +269,12 @@ class ToolsAPI(ServerBase):
         tool = self._tools.get(name)
         if tool is None:
             raise InvalidParams(f"Unknown tool: {name}")
+        if tool.scopes and ctx.auth is not None and not ctx.auth.has_scopes(tool.scopes):
+            # The HTTP layer answers 403 before this; a path that skipped it still never runs the tool.
+            raise InvalidRequest(
+                f"Forbidden: tool {name} needs the scopes: {' '.join(tool.scopes)}",
+                {"error": "insufficient_scope", "scope": " ".join(tool.scopes)},
+            )
         arguments = params.get("arguments")
         if arguments is not None and not isinstance(arguments, dict):
             raise InvalidParams("tools/call params.arguments must be an object")
@@ -231,7 +286,7 @@ class ToolsAPI(ServerBase):
             if not wants_task and tool.task_support == "required":
                 raise MethodNotFound(f"tool {name!r} must run as a task (add params.task)")
             if wants_task:
-                record = self._start_task(tool, name, arguments, ctx, params["task"].get("ttl"))
+                record = await self._start_task(tool, name, arguments, ctx, params["task"].get("ttl"))
                 return {"task": record.wire_v1()}
         elif scope.has("tasks_extension") and tool.task_support != "forbidden":
             if not declares_tasks(scope):
@@ -242,19 +297,19 @@ class ToolsAPI(ServerBase):
                 try:
                     result = await self._run_tool(tool, name, arguments, ctx)
                 except BecomeTask:
-                    record = self._start_task(tool, name, arguments, ctx, None)
+                    record = await self._start_task(tool, name, arguments, ctx, None)
                     return {"resultType": "task", **record.wire_v2(detailed=False)}
                 return shape_call_result(result, scope)
             else:
                 # 2026-07-28: the server decides; a legacy params.task is tolerated but never needed.
-                record = self._start_task(tool, name, arguments, ctx, None)
+                record = await self._start_task(tool, name, arguments, ctx, None)
                 return {"resultType": "task", **record.wire_v2(detailed=False)}
         result = await self._run_tool(tool, name, arguments, ctx)
         return shape_call_result(result, ctx.scope)
 
     # -- tasks -------------------------------------------------------------------------------------
 
-    def _start_task(
+    async def _start_task(
         self, tool: RegisteredTool, name: str, arguments: dict[str, Any] | None, ctx: Context, ttl: Any
     ) -> TaskRecord:
         task_ctx = Context(ctx.peer, ctx.request_id, ctx.method, ctx.scope, ctx.meta, ctx.connection)
@@ -276,7 +331,9 @@ class ToolsAPI(ServerBase):
                 with contextlib.suppress(ConnectionClosed, OSError):
                     await ctx.peer.notify("notifications/tasks/status", record.wire_v1())
 
-        return self.tasks.start(work, ttl, on_change)
+        record = self.tasks.start(work, ttl, on_change)
+        await self.tasks.saved(record)  # in a fleet, any process can find it before the answer goes out
+        return record
 
     def _gate_tasks(self, ctx: Context) -> None:
         # "the server MUST reject tasks/get, tasks/update, and tasks/cancel with a
@@ -286,13 +343,13 @@ class ToolsAPI(ServerBase):
 
     async def _task_get(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
         self._gate_tasks(ctx)
-        record = self.tasks.find(params)
+        record = await self.tasks.lookup(params)
         return record.wire_v2(detailed=True) if ctx.scope.stateless else record.wire_v1()
 
     async def _task_result(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
-        record = self.tasks.find(params)
+        record = await self.tasks.lookup(params)
         # "it MUST block the response until the task reaches a terminal status"
-        await record.done.wait()
+        await self.tasks.until_done(record)
         if record.status == "completed" and record.result is not None:
             return record.result
         if record.error is not None:
@@ -306,7 +363,7 @@ class ToolsAPI(ServerBase):
 
     async def _task_cancel(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
         self._gate_tasks(ctx)
-        record = self.tasks.find(params)
+        record = await self.tasks.lookup(params)
         if ctx.scope.stateless:
             await self.tasks.cancel(record)  # idempotent: an empty acknowledgement either way
             return {}
@@ -317,7 +374,7 @@ class ToolsAPI(ServerBase):
 
     async def _task_update(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
         self._gate_tasks(ctx)
-        self.tasks.answer(self.tasks.find(params), params.get("inputResponses"))
+        await self.tasks.update(await self.tasks.lookup(params), params.get("inputResponses"))
         return {}
 
     async def _run_tool(
