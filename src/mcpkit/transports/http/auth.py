@@ -162,8 +162,13 @@ class AuthGate:
     def _urls(self, scope: Scope, headers: dict[str, str]) -> list[str]:
         """The URLs a DPoP proof's ``htu`` may name: the one this request was sent to as the server
         sees it, and the same path under the canonical URI's origin (behind a proxy the client
-        speaks to the public name, which only the configuration knows)."""
-        path = scope.get("root_path", "") + scope["path"]
+        speaks to the public name, which only the configuration knows).
+
+        Mounted under a prefix, the ASGI ``path`` already carries ``root_path`` (the ASGI spec;
+        Starlette's ``Mount``, uvicorn's ``--root-path``); only an older server leaves it out."""
+        root, path = scope.get("root_path", ""), scope["path"]
+        if root and not path.startswith(root):
+            path = root + path
         here = f"{scope.get('scheme', 'http')}://{headers.get('host', '')}{path}"
         return [here, urlunsplit((*self._public_origin, path, "", ""))]
 
