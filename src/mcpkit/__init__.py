@@ -51,8 +51,10 @@ from .lowlevel import Listener, LowLevelServer
 from .server import Server, ToolOptions, UIResourceOptions
 from .session import Peer
 from .skills import Skill, SkillResource, SkillVerificationError
-from .tasks import InMemoryTaskStore, TaskRecord, TaskRunner, TaskStore
+from .tasks import InMemoryTaskStore, TaskRecord, TaskRunner, TaskShare, TaskStore
 from .transports.base import Transport
+from .transports.event_store import EventStore
+from .transports.fleet import MemoryState, SharedState
 from .types import (
     APP_MIME_TYPE,
     UI_EXTENSION,
@@ -148,6 +150,7 @@ __all__ = [
     "Endpoint",
     "Era",
     "ErrorResponse",
+    "EventStore",
     "FileTokenStore",
     "GetPromptResult",
     "HeaderMismatch",
@@ -164,6 +167,7 @@ __all__ = [
     "LocalProtocolError",
     "LowLevelServer",
     "MCPError",
+    "MemoryState",
     "MemoryTokenStore",
     "MethodNotFound",
     "MissingClientCapability",
@@ -193,12 +197,14 @@ __all__ = [
     "Server",
     "ServerConnection",
     "ServerSession",
+    "SharedState",
     "Skill",
     "SkillResource",
     "SkillVerificationError",
     "Subscription",
     "TaskRecord",
     "TaskRunner",
+    "TaskShare",
     "TaskStore",
     "TextContent",
     "Titles",

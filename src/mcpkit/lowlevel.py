@@ -26,10 +26,11 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import json
 import logging
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar
 
 import msgspec
 
@@ -45,6 +46,10 @@ from .session import Peer, ready
 from .transports.base import Transport
 from .types import CallToolResult, Icon, Implementation, Tool
 
+if TYPE_CHECKING:
+    from .tasks import TaskRunner
+    from .transports.fleet import SharedState
+
 __all__ = ["Handler", "Listener", "LowLevelServer"]
 
 logger = logging.getLogger("mcpkit.server")
@@ -54,6 +59,8 @@ H = TypeVar("H", bound=Handler)
 F = TypeVar("F", bound=Callable[..., Any])
 
 _DEFAULT_DRAIN_SECONDS: Final = 5.0
+#: The fleet channel that carries list changes and resource updates to every process.
+_CHANGES: Final = "changes"
 #: Distinct change notifications that may wait for one slow listener (see Listener.offer).
 LISTENER_QUEUE: Final = 1024
 _to_builtins: Final = msgspec.to_builtins
@@ -160,6 +167,9 @@ class LowLevelServer:
         )
         self.instructions = instructions
         self.state_sealer = StateSealer(state_key)
+        self._own_state_key = state_key is not None
+        #: The state shared with the other processes of a fleet, once joined (see :meth:`join_fleet`).
+        self.shared: SharedState | None = None
         self.cache_ttl_ms = cache_ttl_ms
         self.cache_scope = cache_scope
         self.max_in_flight = max_in_flight
@@ -236,16 +246,61 @@ class LowLevelServer:
 
     async def notify_list_changed(self, kind: str) -> None:
         """Send ``notifications/<kind>/list_changed`` to everyone who asked (kind: tools, prompts,
-        resources). Waits for no listener: each has a queue and a writer of its own."""
+        resources), in every process of a fleet. Waits for no listener: each has a queue and a
+        writer of its own."""
+        if self.shared is not None:
+            await self.shared.publish(_CHANGES, json.dumps([kind, None]).encode())
+            return
+        self._tell_list_changed(kind)
+
+    async def notify_resource_updated(self, uri: str) -> None:
+        """Send ``notifications/resources/updated`` to the subscribers of *uri*, in every process
+        of a fleet (waiting for none)."""
+        if self.shared is not None:
+            await self.shared.publish(_CHANGES, json.dumps([None, uri]).encode())
+            return
+        self._tell_resource_updated(uri)
+
+    def _tell_list_changed(self, kind: str) -> None:
         for listener in list(self.listeners):
             if kind in listener.kinds:
                 listener.offer(f"notifications/{kind}/list_changed", {})
 
-    async def notify_resource_updated(self, uri: str) -> None:
-        """Send ``notifications/resources/updated`` to the subscribers of *uri* (waiting for none)."""
+    def _tell_resource_updated(self, uri: str) -> None:
         for listener in list(self.listeners):
             if uri in listener.uris:
                 listener.offer("notifications/resources/updated", {"uri": uri})
+
+    # -- in a fleet --------------------------------------------------------------------------------
+
+    #: Runs tools started as tasks (the friendly :class:`~mcpkit.Server` has one).
+    tasks: TaskRunner | None = None
+
+    async def join_fleet(self, state: SharedState) -> None:
+        """Serve as one process of a fleet sharing *state*: the ``requestState`` key is the
+        fleet's (unless ``state_key=`` was given), changes announced anywhere reach this process's
+        listeners, and tasks are shared. The HTTP app calls this at startup (``http_app(redis=)``)."""
+        if self.shared is state:
+            return
+        if not self._own_state_key:
+            secret = await state.shared_secret("request-state-key")
+            self.state_sealer = StateSealer(secret, self.state_sealer.ttl)
+        await state.subscribe(_CHANGES, self._heard_change)
+        if self.tasks is not None:
+            await self.tasks.share(state)
+        self.loop = asyncio.get_running_loop()
+        self.shared = state
+
+    def _heard_change(self, data: bytes) -> None:
+        try:
+            kind, uri = json.loads(data)
+        except (ValueError, TypeError):
+            logger.warning("ignoring a malformed change message from the fleet")
+            return
+        if isinstance(kind, str):
+            self._tell_list_changed(kind)
+        elif isinstance(uri, str):
+            self._tell_resource_updated(uri)
 
     def mirrored_parameters(self, tool: str) -> dict[str, tuple[str, ...]]:
         """``{header: argument path}`` of a tool's ``x-mcp-header`` parameters (HTTP checks them)."""
@@ -484,12 +539,29 @@ class LowLevelServer:
         else:
             raise ValueError(f"unknown transport {transport!r}; expected 'stdio' or 'http'")
 
-    def http_app(self, **options: Any) -> Any:
+    def http_app(self, *, redis: str | None = None, **options: Any) -> Any:
         """This server as an ASGI app (see :class:`mcpkit.transports.http.StreamableHTTPApp`
-        for the options); mount it in any ASGI framework."""
+        for the options); mount it in any ASGI framework.
+
+        *redis* (``redis://host:6379/0``) makes it one node of a fleet whose state is kept there
+        (``pip install 'mcpkit[redis]'``): give every node the same URL and put them behind any
+        load balancer (see ``docs/deployment.md``). ``state=`` takes any
+        :class:`~mcpkit.transports.fleet.SharedState` instead."""
         from .transports.http import StreamableHTTPApp
 
-        return StreamableHTTPApp(self, **options)
+        if redis is not None:
+            from .transports.fleet import open_state
+
+            options["state"] = open_state(redis, prefix=f"mcpkit:{self.info.name}:")
+        app = StreamableHTTPApp(self, **options)
+        state = options.get("state")
+        if state is not None:
+
+            async def join() -> None:
+                await self.join_fleet(state)
+
+            app.node.on_join.append(join)
+        return app
 
     async def serve_stdio(self) -> None:
         """Serve this process's stdin/stdout (see :mod:`mcpkit.transports.stdio`)."""

@@ -13,6 +13,13 @@ Two wire forms share one store and one runner:
 A task is a tool call running in an asyncio task of its own. Its record lives in a
 :class:`TaskStore` (in memory by default; implement the protocol to keep tasks elsewhere).
 
+In a fleet (several processes behind a load balancer) the runner is also given the fleet's shared
+state (:meth:`TaskRunner.share`): each record is written there as a snapshot at every change, so a
+``tasks/get`` or ``tasks/result`` on another process reads it (:meth:`TaskRunner.lookup`), and a
+``tasks/cancel`` or ``tasks/update`` there is published on the ``tasks`` channel, where the process
+running the task hears it and acts. The task itself runs where it started; if that process dies,
+its last snapshot stays until the task's ttl ends.
+
 Status lifecycle (basic/utilities/tasks): "From working: may move to input_required, completed,
 failed, or cancelled. From input_required: may move to working, completed, failed, or cancelled.
 Tasks with a completed, failed, or cancelled status are in a terminal state".
@@ -21,7 +28,10 @@ Tasks with a completed, failed, or cancelled status are in a terminal state".
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime
+import json
+import logging
 import secrets
 import time
 from collections.abc import Awaitable, Callable
@@ -30,12 +40,15 @@ from typing import Any, Final, Literal, Protocol
 
 from ._errors import InvalidParams, RPCError
 
+logger = logging.getLogger("mcpkit.tasks")
+
 __all__ = [
     "RELATED_TASK",
     "TASKS_EXTENSION",
     "InMemoryTaskStore",
     "TaskRecord",
     "TaskRunner",
+    "TaskShare",
     "TaskStatus",
     "TaskStore",
 ]
@@ -76,6 +89,8 @@ class TaskRecord:
     runner: asyncio.Task[None] | None = None
     #: Called after each status change (2025-11-25 sends notifications/tasks/status with it).
     on_change: Callable[[TaskRecord], Awaitable[None]] | None = None
+    #: Read from the fleet's shared state: the task runs in another process.
+    remote: bool = False
 
     def move(self, status: TaskStatus, message: str | None = None) -> bool:
         """Change status if the lifecycle allows it; False (and no change) otherwise."""
@@ -133,6 +148,32 @@ class TaskStore(Protocol):
     def remove(self, task_id: str) -> None: ...
 
 
+class TaskShare(Protocol):
+    """The part of a fleet's shared state (:class:`~mcpkit.transports.fleet.SharedState`) that
+    tasks use: keys with expiry and a channel."""
+
+    async def get(self, key: str) -> bytes | None: ...
+    async def put(self, key: str, value: bytes, ttl: float | None = None) -> None: ...
+    async def publish(self, channel: str, data: bytes) -> None: ...
+    async def subscribe(self, channel: str, listener: Callable[[bytes], None]) -> Any: ...
+
+
+_SNAPSHOT_FIELDS: Final = (
+    "task_id",
+    "ttl_ms",
+    "poll_interval_ms",
+    "status",
+    "status_message",
+    "created_at",
+    "last_updated_at",
+    "result",
+    "error",
+    "input_requests",
+)
+#: How long a cancelling process waits for the one running the task to say it stopped.
+_REMOTE_CANCEL_WAIT: Final = 5.0
+
+
 class InMemoryTaskStore:
     """The default store: a dict, swept of expired tasks as it is used."""
 
@@ -182,6 +223,97 @@ class TaskRunner:
         self.default_ttl_ms = default_ttl_ms
         self.max_ttl_ms = max_ttl_ms
         self.poll_interval_ms = poll_interval_ms
+        #: The fleet's shared state, once :meth:`share` was called.
+        self.shared: TaskShare | None = None
+        self._chores: set[asyncio.Task[None]] = set()
+
+    # -- in a fleet --------------------------------------------------------------------------------
+
+    async def share(self, shared: TaskShare) -> None:
+        """Keep snapshots of tasks in *shared*, and act on what other processes ask of ours."""
+        self.shared = shared
+        await shared.subscribe("tasks", self._heard)
+
+    async def saved(self, record: TaskRecord) -> None:
+        """Write *record*'s snapshot to the shared state (nothing to do outside a fleet)."""
+        if self.shared is None or record.remote:
+            return
+        snapshot = {name: getattr(record, name) for name in _SNAPSHOT_FIELDS}
+        ttl = None if record.expires is None else max(1.0, record.expires - time.monotonic())
+        await self.shared.put(f"task:{record.task_id}", json.dumps(snapshot, default=str).encode(), ttl)
+
+    async def _load(self, task_id: str) -> TaskRecord | None:
+        data = await self.shared.get(f"task:{task_id}") if self.shared is not None else None
+        if data is None:
+            return None
+        fields = json.loads(data)
+        record = TaskRecord(**{name: fields.get(name) for name in _SNAPSHOT_FIELDS}, remote=True)
+        if record.input_requests is None:
+            record.input_requests = {}
+        if record.ttl_ms is not None:  # at most that long from now: the snapshot expires anyway
+            record.expires = time.monotonic() + record.ttl_ms / 1000
+        if record.status in TERMINAL:
+            record.done.set()
+        return record
+
+    def _heard(self, data: bytes) -> None:
+        """A request from another process about one of the tasks: act if it runs here."""
+        try:
+            message = json.loads(data)
+            record = self.store.get(message["taskId"])
+        except (ValueError, KeyError, TypeError):
+            logger.warning("ignoring a malformed task message from the fleet")
+            return
+        if record is None or record.remote or record.runner is None:
+            return  # not ours
+        if message.get("op") == "cancel":
+            chore = asyncio.get_running_loop().create_task(self.cancel(record))
+            self._chores.add(chore)
+            chore.add_done_callback(self._chores.discard)
+        elif message.get("op") == "update":
+            with contextlib.suppress(InvalidParams):
+                self.answer(record, message.get("inputResponses"))
+
+    async def lookup(self, params: dict[str, Any]) -> TaskRecord:
+        """The task named by ``params.taskId``: this process's, else (in a fleet) the shared
+        snapshot of another's. Raises ``InvalidParams`` for an unknown one."""
+        try:
+            return self.find(params)
+        except InvalidParams:
+            record = await self._load(params["taskId"]) if self.shared is not None else None
+            if record is None:
+                raise
+            return record
+
+    async def until_done(self, record: TaskRecord) -> None:
+        """Until *record* is terminal (another process's: its snapshot is polled)."""
+        while not record.done.is_set():
+            if not record.remote:
+                await record.done.wait()
+                return
+            await asyncio.sleep(min(record.poll_interval_ms, 250) / 1000)
+            fresh = await self._load(record.task_id)
+            if fresh is None:
+                raise InvalidParams(f"Unknown task: {record.task_id}", {"taskId": record.task_id})
+            self._refresh(record, fresh)
+
+    @staticmethod
+    def _refresh(record: TaskRecord, fresh: TaskRecord) -> None:
+        for name in _SNAPSHOT_FIELDS:
+            setattr(record, name, getattr(fresh, name))
+        if record.status in TERMINAL:
+            record.done.set()
+
+    async def update(self, record: TaskRecord, responses: Any) -> None:
+        """``tasks/update``: deliver the answers here, or to the process running the task."""
+        if not record.remote:
+            self.answer(record, responses)
+            return
+        if not isinstance(responses, dict):
+            raise InvalidParams("tasks/update requires params.inputResponses (an object)")
+        assert self.shared is not None
+        message = {"op": "update", "taskId": record.task_id, "inputResponses": responses}
+        await self.shared.publish("tasks", json.dumps(message).encode())
 
     def start(
         self,
@@ -205,7 +337,7 @@ class TaskRunner:
         )
         if ttl is not None:
             record.expires = time.monotonic() + ttl / 1000
-        self.store.add(record)  # durable before the CreateTaskResult goes out
+        self.store.add(record)  # durable before the CreateTaskResult goes out (in a fleet: saved())
         record.runner = asyncio.get_running_loop().create_task(self._run(record, work))
         return record
 
@@ -231,8 +363,11 @@ class TaskRunner:
         await self._set(record, status, message)
 
     async def _set(self, record: TaskRecord, status: TaskStatus, message: str | None = None) -> None:
-        if record.move(status, message) and record.on_change is not None:
-            await record.on_change(record)
+        if record.move(status, message):
+            with contextlib.suppress(Exception):  # a fleet whose store is away: the task goes on
+                await self.saved(record)
+            if record.on_change is not None:
+                await record.on_change(record)
 
     def find(self, params: dict[str, Any]) -> TaskRecord:
         """The task named by ``params.taskId``. Raises ``InvalidParams`` for an unknown one."""
@@ -249,9 +384,25 @@ class TaskRunner:
         before sending the response")."""
         if record.status in TERMINAL:
             return
+        if record.remote:
+            await self._cancel_remote(record)
+            return
         await self._set(record, "cancelled", "The task was cancelled by request.")
         if record.runner is not None:
             record.runner.cancel()
+
+    async def _cancel_remote(self, record: TaskRecord) -> None:
+        # The process running it cancels it and saves the terminal snapshot; wait for that (if it
+        # is gone, record the cancellation here: nobody else will).
+        assert self.shared is not None
+        await self.shared.publish("tasks", json.dumps({"op": "cancel", "taskId": record.task_id}).encode())
+        try:
+            await asyncio.wait_for(self.until_done(record), _REMOTE_CANCEL_WAIT)
+        except TimeoutError:
+            record.move("cancelled", "The task was cancelled by request.")
+            record.remote = False
+            await self.saved(record)
+            record.remote = True
 
     async def ask(self, record: TaskRecord, key: str, request: dict[str, Any]) -> Any:
         """Park the task on a question for the client (2026-07-28) until ``tasks/update`` answers."""

@@ -8,7 +8,13 @@ pace (408). Then:
 * ``initialize`` opens a handshake-era session, and every later POST names it with
   ``Mcp-Session-Id`` (400 without, 404 once ended); GET opens its stream or resumes one
   (``Last-Event-ID``), DELETE ends it (:mod:`.sessions`, :mod:`.resume`);
-* the 2024-11-05 HTTP+SSE transport lives at its own two paths (:mod:`.legacy_sse`).
+* the 2024-11-05 HTTP+SSE transport lives at its own two paths (:mod:`.legacy_sse`);
+* ``GET /healthz`` answers 200 while the process runs, ``GET /readyz`` 200 when it can serve (in a
+  fleet: it has joined the shared state and the store answers; 503 otherwise), whatever the Host.
+
+With ``state=`` (a :class:`~mcpkit.transports.fleet.SharedState`, e.g. Redis) the app is one node of
+a fleet: resumable streams' events are kept there, and the server joins it at startup
+(:mod:`mcpkit.transports.fleet.node`).
 
 With ``auth=`` the server is an OAuth 2.1 resource server (:mod:`.auth`): every MCP request of
 either era passes the gate after the checks above (401, 403 or 503 otherwise), the Protected
@@ -40,7 +46,9 @@ from ...auth import AuthInfo, ResourceServerAuth, current_auth
 from ...kernel import Endpoint
 from ...session import error_response
 from ..event_store import EventStore, MemoryEventStore
-from ._asgi import BodyRefused, Receive, Scope, Send, error, is_json, lifespan, plain, read_body, send_json
+from ..fleet.node import HEALTH_PATHS, Node
+from ..fleet.state import SharedState
+from ._asgi import BodyRefused, Receive, Scope, Send, error, is_json, plain, read_body, send_json
 from .auth import AuthGate, ProtectedResourceMetadata, owner_of
 from .cors import CorsPolicy
 from .legacy_sse import open_sse, post_message
@@ -90,6 +98,8 @@ class StreamableHTTPApp:
             does not read it; beyond it that stream is ended (nothing else waits for it).
         auth: protect the endpoint (:class:`~mcpkit.auth.ResourceServerAuth`): every MCP request
             needs a valid access token; see ``docs/authorization.md``.
+        state: the state shared with the other processes of a fleet (default: none, all in this
+            process); its event store keeps resumable streams unless *event_store* is given.
     """
 
     def __init__(
@@ -113,8 +123,12 @@ class StreamableHTTPApp:
         rate_limit: str | None = None,
         cors_origins: Iterable[str] = (),
         auth: ResourceServerAuth | None = None,
+        state: SharedState | None = None,
     ) -> None:
         self.server = server
+        self.node = Node(state)
+        if event_store is None and state is not None:
+            event_store = state.events
         self.auth = AuthGate(auth) if auth is not None else None
         self.metadata = ProtectedResourceMetadata(auth) if auth is not None else None
         cors = list(cors_origins)
@@ -149,9 +163,19 @@ class StreamableHTTPApp:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
-            await lifespan(receive, send)
+            await self._lifespan(receive, send)
             return
         if scope["type"] != "http":
+            return
+        if not self.node.joined:
+            path = _path_of(scope)
+            if path in HEALTH_PATHS:
+                await self._health(path, scope, send)
+            elif not await self.node.wait_joined():
+                await error(send, 503, None, SERVER_BUSY, "Service unavailable: the shared state cannot be reached",
+                            [(b"retry-after", b"1")])  # fmt: skip
+            else:
+                await self(scope, receive, send)
             return
         # Field values exclude surrounding whitespace (RFC 9110 §5.5).
         headers = {k.decode("latin-1").lower(): v.decode("latin-1").strip(" \t") for k, v in scope["headers"]}
@@ -161,6 +185,9 @@ class StreamableHTTPApp:
         legacy = path in (self.sse_path, self.messages_path)
         metadata = self.metadata is not None and path in self.metadata.paths
         if path != self.path and not legacy and not metadata:
+            if path in HEALTH_PATHS:
+                await self._health(path, scope, send)
+                return
             await plain(send, 404, b"not found")
             return
         if not self._host_ok(headers.get("host", "")):
@@ -248,6 +275,26 @@ class StreamableHTTPApp:
             await error(send, exc.status, None, INVALID_REQUEST, str(exc))
             return
         await self._post(body, headers, _client_of(scope), receive, send, auth)
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await self.node.wait_joined()  # not joined yet: it goes on trying, /readyz says so
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await self.node.leave()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    async def _health(self, path: str, scope: Scope, send: Send) -> None:
+        """``/healthz`` (alive) and ``/readyz`` (able to serve); any Host: probes use addresses."""
+        if scope["method"] not in ("GET", "HEAD"):
+            await plain(send, 405, b"GET only")
+        elif path == "/healthz" or await self.node.is_ready():
+            await plain(send, 200, b"ok")
+        else:
+            await plain(send, 503, b"not ready: the shared state cannot be reached")
 
     def _host_ok(self, host: str) -> bool:
         name = host.rsplit(":", 1)[0] if not host.endswith("]") else host

@@ -1,0 +1,176 @@
+"""The fleet's shared state on Redis (``mcpkit run --redis redis://host:6379/0``).
+
+The official ``redis`` client (asyncio) is imported here only, and this module only when a fleet is
+configured (``pip install 'mcpkit[redis]'``). What lives where, every key under one prefix:
+
+* ``<prefix>k:<key>``: values with expiry (``SET ... EX``); a shared secret is ``SET ... NX`` then
+  ``GET``, so the first process creates it and every other reads the same bytes;
+* ``<prefix>c:<channel>``: pub/sub channels, read by one subscriber connection per process whose
+  task hands each message to this process's listeners;
+* ``<prefix>e:<stream id>``: a Redis Stream per resumable SSE stream (:class:`RedisEventStore`):
+  an event id is ``<stream id>/<entry id>``, so any process can replay after it.
+
+A lost connection is retried by the client; the subscriber reconnects and subscribes again, and
+messages published while it was away are lost (pub/sub keeps nothing), as a node that restarts
+loses them too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import re
+from typing import Any, Final
+
+import redis.asyncio as aioredis
+
+from ..event_store import EventStore
+from .state import Listener, Unsubscribe, deliver
+
+__all__ = ["RedisEventStore", "RedisState"]
+
+logger = logging.getLogger("mcpkit.fleet")
+
+_ENTRY_ID: Final = re.compile(r"\d{1,20}-\d{1,20}")
+#: How long an SSE stream's events are kept after its last one (a session idles out sooner).
+STREAM_TTL: Final = 3600
+
+
+class RedisEventStore:
+    """An :class:`~mcpkit.transports.event_store.EventStore` on Redis Streams: the last
+    *per_stream* events of each stream (about: trimming is ``MAXLEN ~``), kept *ttl* seconds."""
+
+    def __init__(self, client: Any, prefix: str, per_stream: int = 1024, ttl: int = STREAM_TTL) -> None:
+        self._client = client
+        self._prefix = prefix + "e:"
+        self.per_stream = per_stream
+        self.ttl = ttl
+
+    async def append(self, stream_id: str, data: bytes) -> str:
+        key = self._prefix + stream_id
+        async with self._client.pipeline(transaction=False) as pipe:
+            pipe.xadd(key, {"d": data}, maxlen=self.per_stream, approximate=True)
+            pipe.expire(key, self.ttl)
+            entry, _ = await pipe.execute()
+        return f"{stream_id}/{entry.decode()}"
+
+    async def after(self, event_id: str) -> list[tuple[str, bytes]] | None:
+        stream_id, _, entry = event_id.rpartition("/")
+        if not stream_id or not _ENTRY_ID.fullmatch(entry):
+            return None
+        key = self._prefix + stream_id
+        async with self._client.pipeline(transaction=False) as pipe:
+            pipe.xrange(key, entry, entry, count=1)
+            pipe.xrange(key, "(" + entry, "+")
+            known, rest = await pipe.execute()
+        if not known:
+            return None  # never issued, or trimmed: replay would have a gap
+        return [(f"{stream_id}/{found.decode()}", fields[b"d"]) for found, fields in rest]
+
+    async def forget(self, stream_id: str) -> None:
+        await self._client.delete(self._prefix + stream_id)
+
+
+class RedisState:
+    """A :class:`~mcpkit.transports.fleet.state.SharedState` on one Redis server.
+
+    Args:
+        url: ``redis://[user:password@]host:port/db`` (``rediss://`` for TLS, ``unix://`` too).
+        prefix: what every key and channel starts with; fleets of different servers sharing one
+            Redis need different prefixes.
+        per_stream: events kept per resumable stream.
+    """
+
+    def __init__(self, url: str, *, prefix: str = "mcpkit:", per_stream: int = 1024) -> None:
+        self.url = url
+        self.prefix = prefix
+        self._client = aioredis.from_url(url, socket_connect_timeout=2.0, socket_timeout=5.0)
+        self.events: EventStore = RedisEventStore(self._client, prefix, per_stream)
+        self._listeners: dict[str, list[Listener]] = {}
+        self._pubsub: Any = None
+        self._reader: asyncio.Task[None] | None = None
+
+    def __repr__(self) -> str:
+        return f"RedisState({self.url!r}, prefix={self.prefix!r})"
+
+    async def start(self) -> None:
+        await self._client.ping()
+
+    async def close(self) -> None:
+        if self._reader is not None:
+            self._reader.cancel()
+            with contextlib.suppress(BaseException):
+                await self._reader
+            self._reader = None
+        if self._pubsub is not None:
+            with contextlib.suppress(Exception):
+                await self._pubsub.aclose()
+            self._pubsub = None
+        self._listeners.clear()
+        await self._client.aclose()
+
+    async def ping(self) -> None:
+        await self._client.ping()
+
+    async def get(self, key: str) -> bytes | None:
+        value = await self._client.get(self.prefix + "k:" + key)
+        return value if isinstance(value, bytes) else None
+
+    async def put(self, key: str, value: bytes, ttl: float | None = None) -> None:
+        await self._client.set(
+            self.prefix + "k:" + key, value, px=None if ttl is None else max(1, int(ttl * 1000))
+        )
+
+    async def shared_secret(self, name: str, size: int = 32) -> bytes:
+        key = self.prefix + "k:" + name
+        await self._client.set(key, os.urandom(size), nx=True)
+        secret = await self._client.get(key)
+        if not isinstance(secret, bytes):
+            raise ConnectionError(f"{self!r}: the shared secret {name!r} vanished")
+        return secret
+
+    async def publish(self, channel: str, data: bytes) -> None:
+        await self._client.publish(self.prefix + "c:" + channel, data)
+
+    async def subscribe(self, channel: str, listener: Listener) -> Unsubscribe:
+        name = self.prefix + "c:" + channel
+        listeners = self._listeners.setdefault(name, [])
+        listeners.append(listener)
+        if len(listeners) == 1:
+            if self._pubsub is None:
+                self._pubsub = self._client.pubsub(ignore_subscribe_messages=True)
+            await self._pubsub.subscribe(name)
+            if self._reader is None:
+                self._reader = asyncio.get_running_loop().create_task(self._read())
+
+        async def unsubscribe() -> None:
+            current = self._listeners.get(name)
+            if current is None or listener not in current:
+                return
+            current.remove(listener)
+            if not current:
+                del self._listeners[name]
+                if self._pubsub is not None:
+                    with contextlib.suppress(Exception):
+                        await self._pubsub.unsubscribe(name)
+
+        return unsubscribe
+
+    async def _read(self) -> None:
+        """Hand each published message to this process's listeners of its channel."""
+        while True:
+            try:
+                message = await self._pubsub.get_message(timeout=1.0)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # the connection dropped: the client reconnects and resubscribes
+                logger.warning("redis subscriber: %s; retrying", exc)
+                await asyncio.sleep(0.5)
+                continue
+            if message is None or message.get("type") != "message":
+                continue
+            channel = message["channel"].decode()
+            for listener in list(self._listeners.get(channel, ())):
+                deliver(listener, message["data"])

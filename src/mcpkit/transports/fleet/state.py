@@ -1,0 +1,154 @@
+"""The state a fleet of server processes shares: the store interface, and its in-process default.
+
+One process serving alone keeps everything in memory and needs none of this. Several processes
+behind a load balancer (``mcpkit run --redis URL`` on each, or ``--workers N``) must agree on a few
+things, and :class:`SharedState` is what they agree through:
+
+* **keys with expiry** (:meth:`~SharedState.get`, :meth:`~SharedState.put`): task records, so a
+  ``tasks/get`` lands on any node; the ``requestState`` sealing key, created once by whichever
+  node comes first (:meth:`~SharedState.shared_secret`), so a multi round-trip retry opens on any
+  node;
+* **channels** (:meth:`~SharedState.publish`, :meth:`~SharedState.subscribe`): a list change or a
+  resource update made on one node reaches the ``subscriptions/listen`` streams of every node, and
+  a ``tasks/cancel`` or ``tasks/update`` reaches the node running the task;
+* **event streams** (:attr:`~SharedState.events`, an :class:`~mcpkit.transports.event_store.EventStore`):
+  the events of resumable SSE streams.
+
+:class:`MemoryState` keeps all of it in this process (what the test suite runs the same tests on,
+next to :class:`~mcpkit.transports.fleet.redis_state.RedisState`). Values are bytes, channels carry
+bytes; what they mean is their users' business.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import time
+from collections.abc import Awaitable, Callable
+from typing import Protocol
+
+from ..event_store import EventStore, MemoryEventStore
+
+__all__ = ["Listener", "MemoryState", "SharedState", "Unsubscribe"]
+
+logger = logging.getLogger("mcpkit.fleet")
+
+#: Called with each message published on a channel it subscribed to (in the event loop; it must
+#: not block, and what it schedules is its own business).
+Listener = Callable[[bytes], None]
+Unsubscribe = Callable[[], Awaitable[None]]
+
+
+class SharedState(Protocol):
+    """What the processes of one fleet share (see the module docstring)."""
+
+    #: Where resumable streams' events are kept.
+    events: EventStore
+
+    async def start(self) -> None:
+        """Connect (idempotent). Raises ``OSError`` (or the client's connection error) if the
+        store cannot be reached."""
+        ...
+
+    async def close(self) -> None:
+        """Stop listening and let go of connections."""
+        ...
+
+    async def ping(self) -> None:
+        """Return if the store answers now; raise otherwise (what ``/readyz`` asks)."""
+        ...
+
+    async def get(self, key: str) -> bytes | None:
+        """The value at *key*, ``None`` if absent or expired."""
+        ...
+
+    async def put(self, key: str, value: bytes, ttl: float | None = None) -> None:
+        """Set *key* to *value*, expiring after *ttl* seconds (``None``: never)."""
+        ...
+
+    async def shared_secret(self, name: str, size: int = 32) -> bytes:
+        """A random secret of *size* bytes, the same for every process sharing this state: the
+        first to ask creates it, the others read it."""
+        ...
+
+    async def publish(self, channel: str, data: bytes) -> None:
+        """Send *data* to every subscriber of *channel*, in every process (this one included)."""
+        ...
+
+    async def subscribe(self, channel: str, listener: Listener) -> Unsubscribe:
+        """Call *listener* with each message published on *channel* from now on; returns the
+        coroutine function that stops it."""
+        ...
+
+
+class MemoryState:
+    """A :class:`SharedState` that one process shares with itself."""
+
+    def __init__(self, events: EventStore | None = None, clock: Callable[[], float] = time.monotonic) -> None:
+        self.events: EventStore = events if events is not None else MemoryEventStore()
+        self._clock = clock
+        self._values: dict[str, tuple[bytes, float | None]] = {}
+        self._channels: dict[str, list[Listener]] = {}
+
+    async def start(self) -> None:
+        return None
+
+    async def close(self) -> None:
+        self._channels.clear()
+
+    async def ping(self) -> None:
+        return None
+
+    async def get(self, key: str) -> bytes | None:
+        entry = self._values.get(key)
+        if entry is None:
+            return None
+        value, expires = entry
+        if expires is not None and expires <= self._clock():
+            del self._values[key]
+            return None
+        return value
+
+    async def put(self, key: str, value: bytes, ttl: float | None = None) -> None:
+        self._values[key] = (value, None if ttl is None else self._clock() + ttl)
+
+    async def shared_secret(self, name: str, size: int = 32) -> bytes:
+        secret = await self.get(name)
+        if secret is None:
+            secret = os.urandom(size)
+            await self.put(name, secret)
+        return secret
+
+    async def publish(self, channel: str, data: bytes) -> None:
+        for listener in list(self._channels.get(channel, ())):
+            deliver(listener, data)
+
+    async def subscribe(self, channel: str, listener: Listener) -> Unsubscribe:
+        self._channels.setdefault(channel, []).append(listener)
+
+        async def unsubscribe() -> None:
+            with contextlib.suppress(KeyError, ValueError):
+                self._channels[channel].remove(listener)
+                if not self._channels[channel]:
+                    del self._channels[channel]
+
+        return unsubscribe
+
+
+def deliver(listener: Listener, data: bytes) -> None:
+    """Call *listener*, logging (not raising) what it raises: one bad listener stops no other."""
+    try:
+        listener(data)
+    except Exception:
+        logger.exception("a shared-state listener failed")
+
+
+async def ready(state: SharedState, timeout: float = 1.0) -> bool:
+    """Whether *state* answers within *timeout* seconds."""
+    try:
+        await asyncio.wait_for(state.ping(), timeout)
+    except Exception:
+        return False
+    return True

@@ -1,0 +1,173 @@
+"""The shared-state contract, run the same on the in-process default and on a real Redis.
+
+A "pair" is two handles on one shared state, as two processes of a fleet hold: for memory, one
+object twice; for Redis, two clients with one key prefix.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+import pytest
+
+from mcpkit import Server
+from mcpkit._errors import InvalidParams
+from mcpkit.lowlevel import Listener
+from mcpkit.tasks import TaskRecord, TaskRunner
+from mcpkit.transports.fleet import MemoryState, SharedState, open_state
+
+Pair = Callable[[], Any]
+
+
+@pytest.fixture(params=["memory", "redis"])
+def pair(request: pytest.FixtureRequest) -> Pair:
+    """``async with pair() as (a, b)``: two handles on one fresh shared state."""
+    url = request.getfixturevalue("redis_url") if request.param == "redis" else None
+
+    @asynccontextmanager
+    async def shared() -> AsyncIterator[tuple[SharedState, SharedState]]:
+        if url is None:
+            one = MemoryState()
+            yield one, one
+            await one.close()
+            return
+        prefix = f"test:{secrets.token_hex(4)}:"
+        a, b = open_state(url, prefix=prefix), open_state(url, prefix=prefix)
+        await a.start()
+        await b.start()
+        try:
+            yield a, b
+        finally:
+            await a.close()
+            await b.close()
+
+    return shared
+
+
+async def until(condition: Callable[[], bool], seconds: float = 5.0) -> None:
+    """Until *condition* holds: what another process does is seen by looking again."""
+    async with asyncio.timeout(seconds):
+        while not condition():  # noqa: ASYNC110 - nothing here to wait on but the condition
+            await asyncio.sleep(0.01)
+
+
+def test_values_secrets_and_expiry(pair: Pair) -> None:
+    async def main() -> None:
+        async with pair() as (a, b):
+            assert await b.get("k") is None
+            await a.put("k", b"v")
+            assert await b.get("k") == b"v"
+            await a.put("short", b"x", ttl=0.05)
+            await asyncio.sleep(0.15)
+            assert await b.get("short") is None
+            secret = await a.shared_secret("key")
+            assert len(secret) == 32 and await b.shared_secret("key") == secret
+            await a.ping()
+
+    asyncio.run(main())
+
+
+def test_a_message_published_by_one_reaches_the_other(pair: Pair) -> None:
+    async def main() -> None:
+        async with pair() as (a, b):
+            heard: list[bytes] = []
+            stop = await b.subscribe("news", heard.append)
+            await a.subscribe("other", lambda data: heard.append(b"wrong channel"))
+            await a.publish("news", b"one")
+            await until(lambda: heard == [b"one"])
+            await stop()
+            await a.publish("news", b"two")
+            await a.publish("other", b"x")
+            await until(lambda: b"wrong channel" in heard)
+            assert heard == [b"one", b"wrong channel"]
+
+    asyncio.run(main())
+
+
+def test_events_replay_after_an_id_from_either_handle(pair: Pair) -> None:
+    async def main() -> None:
+        async with pair() as (a, b):
+            ids = [await a.events.append("s1/0", data) for data in (b"", b"one", b"two", b"three")]
+            assert len(set(ids)) == 4 and all(i.startswith("s1/0/") for i in ids)
+            assert await b.events.after(ids[1]) == [(ids[2], b"two"), (ids[3], b"three")]
+            assert await b.events.after(ids[3]) == []
+            assert await b.events.after("s1/0/999999-0") is None  # never issued
+            assert await b.events.after("nope") is None
+            await b.events.forget("s1/0")
+            assert await a.events.after(ids[1]) is None
+
+    asyncio.run(main())
+
+
+def test_a_task_is_seen_answered_and_cancelled_from_another_process(pair: Pair) -> None:
+    async def main() -> None:
+        async with pair() as (a, b):
+            here, there = TaskRunner(poll_interval_ms=20), TaskRunner(poll_interval_ms=20)
+            await here.share(a)
+            await there.share(b)
+
+            async def asks(record: TaskRecord) -> dict[str, Any]:
+                answer = await here.ask(record, "q", {"method": "elicitation/create", "params": {}})
+                return {"content": [], "answer": answer}
+
+            record = here.start(asks)
+            await here.saved(record)
+            seen = await there.lookup({"taskId": record.task_id})
+            assert seen.remote and seen.status in ("working", "input_required")
+            await until(lambda: record.status == "input_required")
+            await asyncio.sleep(0.05)  # the snapshot is written after the move
+            seen = await there.lookup({"taskId": record.task_id})
+            assert seen.wire_v2(detailed=True)["inputRequests"] == {"q": record.input_requests["q"]}
+            await there.update(seen, {"q": {"action": "accept"}})
+            await there.until_done(seen)
+            assert seen.status == "completed" and seen.result == {
+                "content": [],
+                "answer": {"action": "accept"},
+            }
+
+            async def forever(record: TaskRecord) -> dict[str, Any]:
+                await asyncio.Event().wait()
+                return {}
+
+            long = here.start(forever)
+            await here.saved(long)
+            remote = await there.lookup({"taskId": long.task_id})
+            await there.cancel(remote)  # returns once the running process says it stopped
+            assert remote.status == "cancelled" and long.status == "cancelled"
+            with pytest.raises(InvalidParams):
+                await there.lookup({"taskId": "unknown"})
+
+    asyncio.run(main())
+
+
+def test_changes_made_on_one_server_reach_listeners_of_another(pair: Pair) -> None:
+    async def main() -> None:
+        async with pair() as (a, b):
+            one, two = Server("fleet"), Server("fleet")
+            await one.join_fleet(a)
+            await two.join_fleet(b)
+            # One key for the fleet: a token sealed by one opens on the other.
+            token = one.state_sealer.seal("tools/call", {"name": "x"}, {"a": 1}, ["b"])
+            assert two.state_sealer.open(token, "tools/call", {"name": "x"}) == ({"a": 1}, ["b"])
+
+            heard: list[tuple[str, dict[str, Any]]] = []
+
+            class Outbound:
+                async def notify(self, method: str, params: Any = None, *, related: Any = None) -> None:
+                    heard.append((method, params))
+
+            two.add_listener(Listener(Outbound(), kinds={"tools"}, uris={"note://1"}))  # type: ignore[arg-type]
+            await one.notify_list_changed("tools")
+            await one.notify_resource_updated("note://1")
+            await one.notify_resource_updated("note://other")
+            await until(lambda: len(heard) == 2)
+            assert heard == [
+                ("notifications/tools/list_changed", {}),
+                ("notifications/resources/updated", {"uri": "note://1"}),
+            ]
+
+    asyncio.run(main())
