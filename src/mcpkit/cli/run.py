@@ -40,7 +40,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
             server = load_server(args.server)
     else:
         server = load_server(args.server)
+    if args.redis is not None and args.transport != "http":
+        raise SystemExit("mcpkit run: --redis shares state between HTTP servers (--transport http)")
     if args.transport == "http":
+        fleet = {"redis": args.redis} if args.redis is not None else {}
         print(f"mcpkit: serving {args.server} at http://{args.host}:{args.port}/mcp", file=sys.stderr)
         server.run(
             "http",
@@ -61,6 +64,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
             rate_limit=args.rate_limit,
             max_requests_per_session=args.max_requests_per_session,
             stream_queue_limit=args.stream_queue_limit,
+            **fleet,
             **auth,
         )
     else:
@@ -129,6 +133,12 @@ def register(sub: Any) -> None:
     run.add_argument("--trusted-proxy", action="append", default=[], metavar="ADDRESS",
                      help="HTTP: believe X-Forwarded-For from this proxy (an address or network, '*' for "
                           "any), so per-client limits count clients; repeatable")  # fmt: skip
+    fleet = run.add_argument_group(
+        "HTTP fleet (several processes behind a load balancer; see docs/deployment.md)"
+    )
+    fleet.add_argument("--redis", metavar="URL", default=None,
+                       help="share state with every server given the same URL (redis://HOST:PORT/DB): tasks, "
+                            "subscriptions, multi round-trip state, resumable streams; needs mcpkit[redis]")  # fmt: skip
     limits = run.add_argument_group("HTTP limits (see SECURITY.md)")
     for flag, kind, default, text in (
         ("--max-header-bytes", int, 64 * 1024, "bytes of a request head (431 beyond)"),

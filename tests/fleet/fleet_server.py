@@ -1,0 +1,60 @@
+"""The server every fleet test runs on each node (``mcpkit run fleet_server.py --redis URL``)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+
+from mcpkit import Context, Server
+
+server = Server("fleet", "1.0.0")
+
+
+@server.tool
+def whoami() -> str:
+    """This node's process id: which node answered."""
+    return str(os.getpid())
+
+
+@server.tool
+async def echo(text: str) -> str:
+    """The text back."""
+    return text
+
+
+@server.tool
+async def touch(uri: str) -> str:
+    """Announce that *uri* changed, and that the tool list did."""
+    await server.notify_resource_updated(uri)
+    await server.notify_list_changed("tools")
+    return str(os.getpid())
+
+
+@server.tool
+async def ask(ctx: Context) -> str:
+    """Two questions, answered over two round trips (2026-07-28) or two server requests."""
+    form = {"type": "object", "properties": {"value": {"type": "string"}}}
+    first = await ctx.elicit("First?", form, key="first")
+    second = await ctx.elicit("Second?", form, key="second")
+    return f"{(first.content or {}).get('value')}+{(second.content or {}).get('value')}@{os.getpid()}"
+
+
+@server.tool(task_support="optional")
+async def ask_later(ctx: Context) -> str:
+    """:func:`ask`, run as a task: its questions wait for ``tasks/update``."""
+    return await ask(ctx)
+
+
+@server.tool(task_support="optional")
+async def slow(seconds: float, ctx: Context) -> str:
+    """Work for *seconds*, reporting progress ten times."""
+    for step in range(10):
+        await asyncio.sleep(seconds / 10)
+        await ctx.report_progress(step + 1, 10)
+    return f"slept {seconds:g}s on {os.getpid()}"
+
+
+@server.resource("note://{name}")
+def note(name: str) -> str:
+    """A note."""
+    return f"note {name}"
