@@ -111,6 +111,22 @@ def test_goose_env_key_unset() -> None:
         load_config(FIXTURES / "goose.yaml", env=ENV)
 
 
+def test_pool_and_refresh_settings() -> None:
+    config = parse_config(
+        {
+            "mcpServers": {
+                "a": {"command": "x"},
+                "b": {"command": "x", "maxSessions": 2, "sessionIdleTimeout": 1.5, "refreshInterval": 10},
+                "c": {"command": "x", "refreshInterval": False},
+            }
+        }
+    )
+    a, b, c = config.servers.values()
+    assert (a.max_sessions, a.session_idle_timeout, a.refresh_interval) == (8, 300.0, 300.0)
+    assert (b.max_sessions, b.session_idle_timeout, b.refresh_interval) == (2, 1.5, 10.0)
+    assert c.refresh_interval is None
+
+
 @pytest.mark.parametrize(
     ("document", "message"),
     [
@@ -159,6 +175,14 @@ def test_goose_env_key_unset() -> None:
         (
             {"mcpServers": {}, "mcpkit": {"rename": {"a__b": "no spaces"}}},
             r"mcpkit\.rename\.a__b: 'no spaces' is not a valid tool name",
+        ),
+        (
+            {"mcpServers": {"a": {"command": "x", "maxSessions": 0}}},
+            r"mcpServers\.a\.maxSessions: expected a positive whole number",
+        ),
+        (
+            {"mcpServers": {"a": {"command": "x", "refreshInterval": "1m"}}},
+            r"mcpServers\.a\.refreshInterval: expected a positive number",
         ),
         ({"mcpServers": {}, "mcpkit": {"colour": 1}}, r"mcpkit\.colour: unknown setting"),
         ({"servers": []}, r"servers: expected an object, got a list"),

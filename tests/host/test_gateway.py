@@ -366,19 +366,18 @@ def test_resource_subscriptions_pass_through(tmp_path: Path, caller: str | None)
     run(main())
 
 
-def test_two_callers_questions_never_cross(http_gateway: str) -> None:
-    """Two callers of a handshake-era upstream that asks back: each question reaches its own caller,
-    the second call waiting while the first caller's question is open."""
+def test_two_callers_questions_run_at_once_and_never_cross(http_gateway: str) -> None:
+    """Two callers of a handshake-era upstream that asks back each get an upstream session of their
+    own: both elicitations are outstanding at once, and each question reaches its own caller."""
     events: list[str] = []
-    release = asyncio.Event()
-    first_asked = asyncio.Event()
+    asked = {"A": asyncio.Event(), "B": asyncio.Event()}
 
     def user(name: str) -> tuple[Any, Any]:
         async def elicit(params: dict[str, Any]) -> dict[str, Any]:
             events.append(f"{name} asked")
-            if name == "A":
-                first_asked.set()
-                await release.wait()
+            asked[name].set()
+            # neither answers before the other has been asked: the calls run concurrently
+            await asyncio.wait_for(asked["B" if name == "A" else "A"].wait(), 30)
             return {"action": "accept", "content": {"ok": True}}
 
         async def sample(params: dict[str, Any]) -> dict[str, Any]:
@@ -387,7 +386,7 @@ def test_two_callers_questions_never_cross(http_gateway: str) -> None:
 
         return elicit, sample
 
-    async def call(name: str) -> str:
+    async def call(name: str) -> tuple[str, str]:
         elicit, sample = user(name)
         roots = [Root(uri=f"file:///{name}", name=name)]
         async with Client(
@@ -397,20 +396,21 @@ def test_two_callers_questions_never_cross(http_gateway: str) -> None:
             while "box__ask_user" not in [t.name for t in await client.list_tools()]:
                 assert time.monotonic() < deadline
                 await asyncio.sleep(0.2)
-            if name == "B":
-                await first_asked.wait()
-            return _text(await client.call_tool("box__ask_user"))
+            answer = _text(await client.call_tool("box__ask_user"))
+            # the caller's next calls reuse its session: its own upstream process, not the other's
+            pids = {_text(await client.call_tool("box__pid")) for _ in range(2)}
+            assert _text(await client.call_tool("box__ask_user")) == answer  # asked again, at once
+            assert len(pids) == 1
+            return answer, pids.pop()
 
     async def main() -> None:
-        a = asyncio.ensure_future(call("A"))
-        b = asyncio.ensure_future(call("B"))
-        await asyncio.wait_for(first_asked.wait(), 30)
-        await asyncio.sleep(0.5)  # B's call is in; it must not have reached B's user (nor A's)
-        assert events == ["A asked"]
-        release.set()
-        assert await a == "accept:True|A|file:///A"
-        assert await b == "accept:True|B|file:///B"
-        assert events == ["A asked", "A sampled", "B asked", "B sampled"]
+        (a, a_pid), (b, b_pid) = await asyncio.gather(call("A"), call("B"))
+        assert a == "accept:True|A|file:///A"
+        assert b == "accept:True|B|file:///B"
+        assert a_pid != b_pid
+        assert events.index("A asked") < events.index("B sampled")
+        assert events.index("B asked") < events.index("A sampled")
+        assert events.count("A asked") == events.count("B sampled") == 2
 
     run(main(), 90)
 
@@ -430,6 +430,7 @@ def test_a_stateless_callers_rounds_do_not_run_the_upstream_tool_again(
             runs = 1 if upstream else 3  # 2026-07-28 upstream: the first run, and one per answered round
             assert _text(await client.call_tool("box__ask_then_count")) == str(runs)
             assert user.asked == ["First?", "sampling"]
+            # (a handshake-era upstream: the second call reuses this stdio caller's own session)
             assert _text(await client.call_tool("box__ask_then_count")) == str(2 * runs)
 
     run(main())

@@ -20,7 +20,7 @@ from mcpkit.host import ConsentRequest, Host, Unavailable
 from mcpkit.types import TextContent
 
 from ..conftest import EXAMPLES, free_port, http_server
-from ._util import audit_lines, config, example, run, toolbox
+from ._util import SERVERS, audit_lines, config, example, run, toolbox
 
 pytestmark = pytest.mark.e2e
 
@@ -345,3 +345,31 @@ def test_a_streamable_http_server_that_goes_away_is_reconnected(tmp_path: Path) 
             if proc is not None and proc.poll() is None:
                 proc.kill()
                 proc.wait()
+
+
+def test_a_server_that_never_announces_changes_is_listed_again_on_a_timer(tmp_path: Path) -> None:
+    """refreshInterval: the tools of a server without ``listChanged`` are re-listed on a timer (and
+    ``on_change`` told); ``false`` turns it off."""
+    recorder = [sys.executable, str(SERVERS / "recorder.py")]
+    servers = {
+        "polled": {"command": recorder[0], "args": recorder[1:], "refreshInterval": 0.2},
+        "still": {"command": recorder[0], "args": recorder[1:], "refreshInterval": False},
+    }
+    changes: list[str] = []
+
+    async def main() -> None:
+        async with Host(config(servers, tmp_path), on_change=changes.append) as host:
+            await host.wait_ready()
+            changes.clear()  # (the servers' connecting)
+            assert _text(await host.call_tool("polled__grow")) == "extra1"
+            assert _text(await host.call_tool("still__grow")) == "extra1"
+            deadline = time.monotonic() + 20
+            while "polled__extra1" not in [t.name for t in host.tools()]:
+                assert time.monotonic() < deadline
+                await asyncio.sleep(0.05)
+            assert changes == ["tools"]
+            await asyncio.sleep(0.5)  # two more intervals: nothing new, nothing told
+            assert changes == ["tools"]
+            assert "still__extra1" not in [t.name for t in host.tools()]
+
+    run(main())

@@ -29,14 +29,12 @@ from .._errors import (
 from ..context import Context
 from ..host import ConsentRequest, Host, HostConfig, Unavailable
 from ..host.governance import INPUT_ROUND
+from ..host.pool import Lease
 from ..server import Server
+from ..session import Peer
 from .bridge import PARK_PREFIX, Bridge, CallScope
 
 __all__ = ["Gateway"]
-
-#: Seconds a call waits while another caller holds a handshake-era server (its questions pending),
-#: unless the server's own ``timeout`` says otherwise.
-_TURN_TIMEOUT = 120.0
 
 _CONSENT_SCHEMA = {
     "type": "object",
@@ -192,11 +190,20 @@ class Gateway:
         async def progress(done: float, total: float | None, message: str | None) -> None:
             await scope.ctx.report_progress(done, total, message)
 
-        guard = self.bridge.guard(scope, handshake_upstream, upstream.config.timeout or _TURN_TIMEOUT)
+        # A handshake-era upstream's questions name no call: a caller that can be asked gets an
+        # upstream session of its own (see .bridge and mcpkit.host.pool).
+        lease = _lease(scope, ctx) if handshake_upstream and scope.can_be_asked else None
+        guard = self.bridge.guard(scope) if lease is None else None
         with self.bridge.calling(scope):
             scope.call = asyncio.ensure_future(
                 self.host.call_tool(
-                    name, arguments, caller=_caller(ctx), ask=ask, on_progress=progress, guard=guard
+                    name,
+                    arguments,
+                    caller=_caller(ctx),
+                    ask=ask,
+                    on_progress=progress,
+                    guard=guard,
+                    lease=lease,
                 )
             )
         return scope
@@ -275,6 +282,14 @@ class Gateway:
             ref, str(argument.get("name", "")), str(argument.get("value", "")), chosen
         )
         return {"completion": _dump(completion)}
+
+
+def _lease(scope: CallScope, ctx: Context) -> Lease:
+    """The pooled session a call asks for: its connection's (a stdio connection or a handshake-era
+    HTTP session, until it ends), else (a 2026-07-28 HTTP request) one for the call alone."""
+    if isinstance(ctx.peer, Peer) and ctx.connection is not None:
+        return Lease(ctx.connection, scope, ends=ctx.peer.closed)
+    return Lease(scope, scope, keep=False)
 
 
 def _caller(ctx: Context) -> str:

@@ -1,14 +1,17 @@
 """Relaying what an upstream server asks (sampling, elicitation, roots) to the caller it is for.
 
-The gateway keeps one upstream session per server, shared by its callers. An upstream request
-reaches the host's :class:`~mcpkit.Client` callbacks, and must go to the caller whose call caused it:
+An upstream request reaches the host's :class:`~mcpkit.Client` callbacks, and must go to the caller
+whose call caused it:
 
 - a 2026-07-28 upstream asks inside the answer to our ``tools/call`` (``input_required``), and the
-  client answers it in the task that made the call: a context variable names that caller;
+  client answers it in the task that made the call: a context variable names that caller; such
+  calls share the server's one upstream session;
 - a handshake-era upstream sends a request of its own, which the client reads in its reader task,
-  unrelated on the wire to any call. To know the caller without guessing, a call to such a server
-  from a caller that can be asked holds the server exclusively (:class:`Turns`); calls from callers
-  that cannot be asked share it and never hold it. A request that arrives with no holder is refused
+  unrelated on the wire to any call. So a call to such a server from a caller that can be asked
+  runs on an upstream session of that caller's own, from the server's pool
+  (:mod:`mcpkit.host.pool`), one call at a time per session: the session's holder is the call, and
+  its questions go there. Calls from callers that cannot be asked share the server's one session;
+  a request that arrives there (or on a pooled session between calls) has no caller and is refused
   (``roots/list`` gets the config's roots), so one caller's question never reaches another.
 
 The relay uses the caller's :class:`~mcpkit.Context`: ``ctx.sample``, ``ctx.elicit``,
@@ -34,9 +37,9 @@ import msgspec
 from .._errors import MethodNotFound
 from .._mrtr import InputRequired
 from ..context import Context
-from ..host import Unavailable
+from ..host.pool import holder
 
-__all__ = ["PARK_PREFIX", "Bridge", "CallScope", "Parked", "Turns"]
+__all__ = ["PARK_PREFIX", "Bridge", "CallScope", "Parked"]
 
 #: The key prefix of questions whose call waits, parked, for the caller's retry.
 PARK_PREFIX = "gateway-"
@@ -69,50 +72,6 @@ _current: contextvars.ContextVar[CallScope | None] = contextvars.ContextVar(
 )
 
 
-class Turns:
-    """A shared/exclusive lock per upstream server: exclusive holders are the callers that can be asked."""
-
-    def __init__(self) -> None:
-        self._condition = asyncio.Condition()
-        self._shared = 0
-        self.holder: CallScope | None = None
-        #: Every call in flight on the server, holder or not (log lines go to a sole one).
-        self.active: list[CallScope] = []
-
-    @contextlib.asynccontextmanager
-    async def turn(
-        self, scope: CallScope, exclusive: bool, timeout: float | None = None
-    ) -> AsyncIterator[None]:
-        """Hold the server (shared or alone) for the body; wait for it at most *timeout* seconds.
-
-        Raises:
-            Unavailable: the server stayed held longer than *timeout* (a caller slow to answer).
-        """
-        try:
-            async with asyncio.timeout(timeout), self._condition:
-                if exclusive:
-                    await self._condition.wait_for(lambda: self.holder is None and self._shared == 0)
-                    self.holder = scope
-                else:
-                    await self._condition.wait_for(lambda: self.holder is None)
-                    self._shared += 1
-        except TimeoutError:
-            raise Unavailable(
-                f"the server is busy answering another caller's call (waited {timeout} s)"
-            ) from None
-        self.active.append(scope)
-        try:
-            yield
-        finally:
-            self.active.remove(scope)
-            async with self._condition:
-                if exclusive:
-                    self.holder = None
-                else:
-                    self._shared -= 1
-                self._condition.notify_all()
-
-
 @dataclass
 class Parked:
     """A call waiting, upstream request open, for a 2026-07-28 caller to retry with the answer."""
@@ -138,7 +97,8 @@ class Bridge:
     """
 
     def __init__(self, roots: list[str], park_seconds: float = 300.0) -> None:
-        self.turns: dict[str, Turns] = {}
+        #: Calls in flight on each server's shared session (a log line of a sole one goes to it).
+        self.active: dict[str, list[CallScope]] = {}
         self.roots = roots
         self.park_seconds = park_seconds
         self.parked: dict[str, Parked] = {}
@@ -193,9 +153,6 @@ class Bridge:
             scope.needs.set_result(need)
         return await answer
 
-    def _turns(self, server: str) -> Turns:
-        return self.turns.setdefault(server, Turns())
-
     @contextlib.contextmanager
     def calling(self, scope: CallScope) -> Any:
         token = _current.set(scope)
@@ -204,30 +161,36 @@ class Bridge:
         finally:
             _current.reset(token)
 
-    def guard(self, scope: CallScope, handshake_upstream: bool, timeout: float | None = None) -> Any:
-        """What the host enters around the upstream call (see the module docstring)."""
+    def guard(self, scope: CallScope) -> Any:
+        """What the host enters around a call on a server's shared session: it is counted active."""
 
-        def enter(server: str) -> contextlib.AbstractAsyncContextManager[None]:
-            exclusive = handshake_upstream and scope.can_be_asked
-            return self._turns(server).turn(scope, exclusive, timeout)
+        @contextlib.asynccontextmanager
+        async def enter(server: str) -> AsyncIterator[None]:
+            calls = self.active.setdefault(server, [])
+            calls.append(scope)
+            try:
+                yield
+            finally:
+                calls.remove(scope)
 
         return enter
 
     def caller_of(self, server: str) -> CallScope | None:
-        scope = _current.get()
-        if scope is not None:
-            return scope
-        turns = self.turns.get(server)
-        return turns.holder if turns is not None else None
+        """Whose call a question or log line of *server* belongs to: the holder of the pooled session
+        it came on, else the call whose task is asking (2026-07-28 upstreams); else nobody."""
+        held = holder()
+        if isinstance(held, CallScope):
+            return held
+        return _current.get()
 
     def log_target(self, server: str) -> CallScope | None:
         """Whose call a log line of *server* belongs to: the caller of the call, when that is known
-        (as for questions), else the one call in flight on the server; none when several are."""
+        (as for questions), else the one call in flight on the shared session; none when several are."""
         scope = self.caller_of(server)
         if scope is not None:
             return scope
-        turns = self.turns.get(server)
-        return turns.active[0] if turns is not None and len(turns.active) == 1 else None
+        calls = self.active.get(server)
+        return calls[0] if calls is not None and len(calls) == 1 else None
 
     async def _relay(self, server: str, kind: str, params: dict[str, Any]) -> Any:
         scope = self.caller_of(server)

@@ -14,6 +14,7 @@ from .audit import AuditLog
 from .config import AuditConfig, HostConfig, ServerConfig, load_config, parse_config
 from .governance import AskCallback, ConsentRequest
 from .policy import Policy, Rule
+from .pool import Lease
 from .upstream import ServerStatus, Unavailable
 
 __all__ = [
@@ -24,6 +25,7 @@ __all__ = [
     "ConsentRequest",
     "Host",
     "HostConfig",
+    "Lease",
     "Policy",
     "Rule",
     "ServerConfig",

@@ -140,6 +140,16 @@ def _limits(entry: Node) -> dict[str, Any]:
         if not isinstance(limit.value, int) or isinstance(limit.value, bool) or limit.value < 1:
             raise limit.expected("a positive whole number")
         found["max_concurrency"] = limit.value
+    if (sessions := entry.get("maxSessions")) is not None:
+        if not isinstance(sessions.value, int) or isinstance(sessions.value, bool) or sessions.value < 1:
+            raise sessions.expected("a positive whole number")
+        found["max_sessions"] = sessions.value
+    if (idle := entry.get("sessionIdleTimeout")) is not None:
+        found["session_idle_timeout"] = idle.number()
+    if (interval := entry.get("refreshInterval")) is not None:
+        # false (or 0) turns re-listing on a timer off
+        off = interval.value is False or (interval.value == 0 and not isinstance(interval.value, bool))
+        found["refresh_interval"] = None if off else interval.number()
     if (version := entry.get("protocolVersion")) is not None:
         from .._versions import SUPPORTED_VERSIONS
 

@@ -49,6 +49,7 @@ from .governance import (
     refusal_result,
 )
 from .model import DEFAULT_REDACT, HostConfig
+from .pool import Lease
 from .upstream import ServerStatus, Upstream, UpstreamHooks
 
 __all__ = ["Host"]
@@ -274,12 +275,14 @@ class Host:
         on_progress: ProgressCallback | None = None,
         timeout: float | None = None,
         guard: Guard | None = None,
+        lease: Lease | None = None,
     ) -> CallToolResult:
         """Call a host tool: the policy decides, the rate limits apply, the server answers.
 
         A refusal (denied, not confirmed, rate limited) is a tool error result saying why, so that
         the model reads it. *ask* overrides the host's consent callback for this call; *guard* is
-        entered around the server's part of the call only (the gateway serialises there).
+        entered around the server's part of the call only (the gateway counts calls there); with a
+        *lease* the call runs on a session of the lease's owner (:mod:`.pool`), not the shared one.
 
         Raises:
             InvalidParams: no tool of that name.
@@ -324,7 +327,8 @@ class Host:
                 result = await upstream.call(
                     lambda client: client.call_tool(
                         routed.name, arguments, timeout=timeout, on_progress=on_progress
-                    )
+                    ),
+                    lease,
                 )
         except InputRequired:
             written(decision, "input-required")

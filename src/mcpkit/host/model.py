@@ -9,9 +9,25 @@ from typing import Final, Literal
 
 from .policy import Policy
 
-__all__ = ["DEFAULT_REDACT", "AuditConfig", "HostConfig", "ServerConfig", "Transport"]
+__all__ = [
+    "DEFAULT_IDLE_SECONDS",
+    "DEFAULT_MAX_SESSIONS",
+    "DEFAULT_REDACT",
+    "DEFAULT_REFRESH_SECONDS",
+    "AuditConfig",
+    "HostConfig",
+    "ServerConfig",
+    "Transport",
+]
 
 Transport = Literal["stdio", "http", "sse"]
+
+#: Upstream sessions of one server open at once for callers (``maxSessions`` in the config).
+DEFAULT_MAX_SESSIONS: Final = 8
+#: Seconds an unused caller's session stays open (``sessionIdleTimeout`` in the config).
+DEFAULT_IDLE_SECONDS: Final = 300.0
+#: Seconds between re-listings of the lists a server does not announce changes of (``refreshInterval``).
+DEFAULT_REFRESH_SECONDS: Final = 300.0
 
 #: Argument keys redacted in the audit log unless the config names its own.
 DEFAULT_REDACT: Final = ("password", "secret", "token", "api_key", "apikey", "authorization", "credentials")
@@ -31,6 +47,11 @@ class ServerConfig:
             there are none) and no deny glob.
         timeout: seconds a request may wait for its answer (``None``: the client's default).
         max_concurrency: requests in flight to this server at once (``None``: no limit).
+        max_sessions: upstream sessions of their own open at once for the gateway's callers that
+            the server may ask questions (see :mod:`.pool`).
+        session_idle_timeout: seconds such a session stays open unused.
+        refresh_interval: seconds between re-listings of the lists (tools, resources, prompts) a
+            server does not announce ``listChanged`` for (``None``: never).
     """
 
     key: str
@@ -47,6 +68,9 @@ class ServerConfig:
     timeout: float | None = None
     max_concurrency: int | None = None
     protocol_version: str | None = None
+    max_sessions: int = DEFAULT_MAX_SESSIONS
+    session_idle_timeout: float = DEFAULT_IDLE_SECONDS
+    refresh_interval: float | None = DEFAULT_REFRESH_SECONDS
 
     @property
     def target(self) -> str | list[str]:

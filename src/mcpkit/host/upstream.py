@@ -23,6 +23,7 @@ from .._errors import ConnectionClosed, MCPError, MethodNotFound, RPCError, Tran
 from ..client import Client
 from ..types import Prompt, Resource, ResourceTemplate, Tool
 from .model import ServerConfig
+from .pool import Lease, PooledSession, SessionPool, bind
 
 __all__ = ["BACKOFF_MAX", "BACKOFF_START", "ServerStatus", "Unavailable", "Upstream", "UpstreamHooks"]
 
@@ -32,6 +33,7 @@ T = TypeVar("T")
 BACKOFF_START: Final = 0.25
 BACKOFF_MAX: Final = 30.0
 _HEALTHY_AFTER: Final = 60.0  # seconds up before the backoff starts from the beginning again
+_LEASE_TIMEOUT: Final = 120.0  # seconds a call waits for a caller session when the server sets no timeout
 
 State = Literal["starting", "ready", "restarting", "failed", "disabled", "closed"]
 
@@ -85,10 +87,15 @@ class Upstream:
         self._limit = asyncio.Semaphore(config.max_concurrency) if config.max_concurrency else None
         self._supervisor: asyncio.Task[None] | None = None
         self._listener: asyncio.Task[None] | None = None
+        self._poller: asyncio.Task[None] | None = None
         self._relisting: set[asyncio.Task[None]] = set()
         self._subscription: Any = None
         self.ready_once = False  # connected since the last outage was reported
         self._closing = False
+        #: Sessions of their own for callers the server may ask questions (see :mod:`.pool`).
+        self.pool = SessionPool(
+            config.key, self._open_pooled, config.max_sessions, config.session_idle_timeout
+        )
 
     # -- lifecycle ---------------------------------------------------------------------------------
 
@@ -104,6 +111,7 @@ class Upstream:
             self._supervisor.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self._supervisor
+        await self.pool.aclose()
         await self._drop_client()
         if self.status.state != "disabled":
             self.status.state = "closed"
@@ -148,14 +156,45 @@ class Upstream:
             self.status.restarts += 1
 
     async def _connect(self) -> None:
+        client = self._new_client(
+            {"on_notification": self._notified, **self.hooks.client_options(self.config.key)}
+        )
+        self.client = client
+        await client.connect()
+        self.status.protocol_version = client.protocol_version
+        self.status.server_name = client.server_info.name if client.server_info else ""
+        await _ask_for_logs(client)
+        await self.refresh()
+        self._listener = asyncio.ensure_future(self._listen(client))
+        self._poller = asyncio.ensure_future(self._poll(client))
+
+    async def _open_pooled(self, session: PooledSession) -> Client:
+        """A new session for one caller: its questions and log lines are its holder's (see .pool);
+        its list changes are the shared session's business."""
+        key = self.config.key
+
+        async def notified(method: str, params: dict[str, Any]) -> None:
+            if not method.endswith("/list_changed"):
+                await self.hooks.on_notification(key, method, params)
+
+        options = bind(session, {**self.hooks.client_options(key), "on_notification": notified})
+        client = self._new_client(options)
+        await client.connect()
+        try:
+            await _ask_for_logs(client)
+        except BaseException:
+            await client.aclose()
+            raise
+        return client
+
+    def _new_client(self, extra: dict[str, Any]) -> Client:
         config = self.config
         options: dict[str, Any] = {
             "protocol_version": config.protocol_version,
             # A server that starts slowly (a cold interpreter on a loaded machine) must not be
             # mistaken for a legacy one that ignores the discover probe.
             "probe_timeout": 10.0,
-            "on_notification": self._notified,
-            **self.hooks.client_options(config.key),
+            **extra,
         }
         if config.timeout is not None:
             options["timeout"] = config.timeout
@@ -170,18 +209,7 @@ class Upstream:
         target: Any = config.target
         if config.transport == "sse" and isinstance(target, str):
             options["protocol_version"] = options["protocol_version"] or "2024-11-05"
-        client = Client(target, **options)
-        self.client = client
-        await client.connect()
-        self.status.protocol_version = client.protocol_version
-        self.status.server_name = client.server_info.name if client.server_info else ""
-        if "logging" in client.server_capabilities:
-            # Ask for log lines (a 2026-07-28 server sends none unasked); whoever the host hands
-            # them to applies its own level (the gateway: each caller's).
-            with contextlib.suppress(MCPError):
-                await client.set_logging_level("debug")
-        await self.refresh()
-        self._listener = asyncio.ensure_future(self._listen(client))
+        return Client(target, **options)
 
     async def _wait_for_end(self) -> str:
         """Wait until the connection ends (the process exits, or a call saw it die); say how."""
@@ -199,9 +227,10 @@ class Upstream:
         return f"the server went away ({reason})" if reason is not None else "the connection was lost"
 
     async def _drop_client(self) -> None:
-        if self._listener is not None:
-            self._listener.cancel()
-            self._listener = None
+        for task in (self._listener, self._poller):
+            if task is not None:
+                task.cancel()
+        self._listener = self._poller = None
         subscription, self._subscription = self._subscription, None
         if subscription is not None:
             with contextlib.suppress(Exception):
@@ -250,6 +279,27 @@ class Upstream:
             logger.warning("server %s: re-listing %s failed: %s", self.config.key, kind, exc)
         self.hooks.on_lists(self.config.key)
 
+    async def _poll(self, client: Client) -> None:
+        """Re-list, every ``refresh_interval`` seconds, what the server never announces changes of
+        (a list whose capability lacks ``listChanged``); the host hears of it only if it changed."""
+        every = self.config.refresh_interval
+        caps = client.server_capabilities
+        kinds = tuple(
+            kind
+            for kind in ("tools", "resources", "prompts")
+            if isinstance(caps.get(kind), dict) and not caps[kind].get("listChanged")
+        )
+        if every is None or not kinds:
+            return
+        while True:
+            await asyncio.sleep(every)
+            try:
+                await self._run(client, lambda _: self.refresh(kinds))
+            except MCPError as exc:  # a dead connection is the supervisor's to notice and report
+                logger.info("server %s: re-listing %s failed: %s", self.config.key, ", ".join(kinds), exc)
+                continue
+            self.hooks.on_lists(self.config.key)
+
     async def _listen(self, client: Client) -> None:
         """2026-07-28 servers tell list changes only to a ``subscriptions/listen`` stream: open one."""
         if client.protocol_version < "2026":
@@ -271,17 +321,19 @@ class Upstream:
 
     # -- calls -------------------------------------------------------------------------------------
 
-    async def call(self, work: Callable[[Client], Awaitable[T]]) -> T:
-        """Run *work* on the live connection, within the concurrency limit.
+    async def call(self, work: Callable[[Client], Awaitable[T]], lease: Lease | None = None) -> T:
+        """Run *work* on the live connection, within the concurrency limit; with a *lease*, on a
+        session of the lease's owner from the server's :class:`~.pool.SessionPool` instead.
 
         Raises:
-            Unavailable: the server is not connected, or the connection died during *work*.
+            Unavailable: the server is not connected, or the connection died during *work*, or
+                (with a lease) no session of the pool came free in time.
         """
         client = self.client
         if client is None or self.status.state != "ready":
             raise self.unavailable()
         if self._limit is None:
-            return await self._run(client, work)
+            return await self._leased(client, work, lease)
         try:
             # A slot is waited for no longer than an answer would be: a stuck server's queue
             # must not grow without end.
@@ -293,16 +345,50 @@ class Upstream:
                 f" for {self.config.timeout} s"
             ) from None
         try:
-            return await self._run(client, work)
+            return await self._leased(client, work, lease)
         finally:
             self._limit.release()
 
-    async def _run(self, client: Client, work: Callable[[Client], Awaitable[T]]) -> T:
+    async def _leased(self, client: Client, work: Callable[[Client], Awaitable[T]], lease: Lease | None) -> T:
+        if lease is None:
+            return await self._run(client, work)
+        wait = self.config.timeout or _LEASE_TIMEOUT
+        try:
+            # A full pool frees up when a call ends: waited for no longer than an answer would be.
+            async with asyncio.timeout(wait):
+                session = await self.pool.acquire(lease)
+        except TimeoutError:
+            raise Unavailable(
+                f"server {self.config.key!r} is busy: its {self.pool.max_sessions} caller sessions"
+                f" stayed in use for {wait} s"
+            ) from None
+        except MCPError as exc:
+            if isinstance(exc, Unavailable):
+                raise
+            raise Unavailable(
+                f"server {self.config.key!r}: no session for this caller: {_describe(exc)}"
+            ) from exc
+        assert session.client is not None
+        dead: str | None = None
+        try:
+            return await self._run(session.client, work, pooled=True)
+        except Unavailable as exc:
+            dead = str(exc)
+            raise
+        finally:
+            self.pool.release(session, dead=dead, keep=lease.keep)
+
+    async def _run(self, client: Client, work: Callable[[Client], Awaitable[T]], pooled: bool = False) -> T:
         try:
             return await work(client)
         except (TransportError, RPCError) as exc:
             if isinstance(exc, RPCError) and not self._lost_http(exc):
                 raise  # the server's own answer
+            if pooled:  # the caller's own session died: it leaves the pool (the shared one may be fine)
+                raise Unavailable(
+                    f"server {self.config.key!r} failed during the call: {_describe(exc)}"
+                    " (this caller's session is closed; its next call opens another)"
+                ) from exc
             if isinstance(exc, ConnectionClosed) or self.config.transport != "stdio":
                 self._failed.set()
                 self.ready.clear()
@@ -324,6 +410,14 @@ class Upstream:
     def unavailable(self) -> Unavailable:
         state, error = self.status.state, self.status.error
         return Unavailable(f"server {self.config.key!r} is {state}" + (f": {error}" if error else ""))
+
+
+async def _ask_for_logs(client: Client) -> None:
+    if "logging" in client.server_capabilities:
+        # Ask for log lines (a 2026-07-28 server sends none unasked); whoever the host hands
+        # them to applies its own level (the gateway: each caller's).
+        with contextlib.suppress(MCPError):
+            await client.set_logging_level("debug")
 
 
 async def _listed(fetch: Callable[[], Awaitable[list[T]]]) -> list[T]:
