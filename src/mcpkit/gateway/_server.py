@@ -33,6 +33,7 @@ from ..host.pool import Lease
 from ..server import Server
 from ..session import Peer
 from .bridge import PARK_PREFIX, Bridge, CallScope
+from .subscriptions import Subscribers
 
 __all__ = ["Gateway"]
 
@@ -80,6 +81,7 @@ class Gateway:
             stderr=stderr,
         )
         self._background: set[asyncio.Task[None]] = set()
+        self.subscribers = Subscribers(self.host)
         for method, handler in (
             ("tools/list", self._list_tools),
             ("tools/call", self._call_tool),
@@ -107,6 +109,7 @@ class Gateway:
             parked.cancel()
         self.bridge.parked.clear()
         await self.server.close_subscriptions()
+        self.subscribers.close()
         await self.host.aclose()
 
     # -- what the servers tell us ------------------------------------------------------------------
@@ -242,22 +245,29 @@ class Gateway:
         listener = self.server.session_listener(ctx.connection) if ctx.connection is not None else None
         if listener is not None:
             listener.uris.add(uri)
-        await self.host.subscribe(uri)  # best effort: a server without subscriptions never tells
+        if ctx.connection is not None:
+            self.subscribers.until(ctx.connection, ctx.peer.closed)  # a caller that goes unsubscribes
+            await self.subscribers.add(ctx.connection, [uri])
         return {}
 
     async def _listen_and_subscribe(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
         wanted = params.get("notifications")
-        uris = wanted.get("resourceSubscriptions") if isinstance(wanted, dict) else None
-        if isinstance(uris, list):
-            for uri in uris:
-                if isinstance(uri, str):
-                    await self.host.subscribe(uri)
-        return await self._listen(params, ctx)
+        listed = wanted.get("resourceSubscriptions") if isinstance(wanted, dict) else None
+        uris = [uri for uri in listed if isinstance(uri, str)] if isinstance(listed, list) else []
+        stream = object()  # this listen stream, as a subscriber
+        await self.subscribers.add(stream, uris)
+        try:
+            return await self._listen(params, ctx)
+        finally:  # the stream ended (or the caller cancelled it, or went away)
+            self._spawn(self.subscribers.remove(stream, uris))
 
     async def _unsubscribe(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
+        uri = str(params.get("uri"))
         listener = self.server.session_listener(ctx.connection) if ctx.connection is not None else None
         if listener is not None:
-            listener.uris.discard(str(params.get("uri")))
+            listener.uris.discard(uri)
+        if ctx.connection is not None:
+            await self.subscribers.remove(ctx.connection, [uri])
         return {}
 
     async def _list_prompts(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:

@@ -116,6 +116,8 @@ class Host:
         }
         self._tables = aggregate.Tables()
         self._published: dict[str, Any] = {}
+        #: The URIs :meth:`subscribe` subscribed to, and on which server.
+        self.subscribed: dict[str, str] = {}
 
     # -- lifecycle ---------------------------------------------------------------------------------
 
@@ -394,5 +396,17 @@ class Host:
             return False
         with contextlib.suppress(MCPError):
             await upstream.call(lambda c: c.subscribe_resource(uri))
+            self.subscribed[uri] = server
+            return True
+        return False
+
+    async def unsubscribe(self, uri: str) -> bool:
+        """Undo :meth:`subscribe` of *uri* on the server it was made on; False if there was none
+        (or the server is not connected: the subscription went with its connection)."""
+        server = self.subscribed.pop(uri, None)
+        if server is None:
+            return False
+        with contextlib.suppress(MCPError):
+            await self.upstreams[server].call(lambda c: c.unsubscribe_resource(uri))
             return True
         return False
