@@ -69,7 +69,10 @@ def node_project(folder: Path, entry: str) -> tuple[str, str]:
             if npm is None:
                 pytest.fail(f"npm is needed to install {folder.name} (.ci/run installs it)")
             subprocess.run(
-                [npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"], cwd=folder, check=True, timeout=600
+                [npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"],
+                cwd=folder,
+                check=True,
+                timeout=600,
             )
     return str(node), str(script)
 

@@ -177,6 +177,37 @@ def test_a_stdio_server_that_answers_the_probe_with_a_null_id(tmp_path: Path) ->
     assert elapsed < PROBE_TIMEOUT / 2, f"connecting took {elapsed:.1f} s: the probe waited for its timeout"
 
 
+def test_a_modern_server_slower_than_the_probe_is_still_reached_in_its_era(tmp_path: Path) -> None:
+    """A stdio server still importing when the probe times out answers ``server/discover`` late,
+    then refuses the fallback ``initialize`` (-32022, naming 2026-07-28), as the official SDK's
+    server does on a loaded machine: the client probes again rather than failing."""
+    script = tmp_path / "slow_modern.py"
+    script.write_text(
+        textwrap.dedent("""
+        import json, sys, time
+        time.sleep(1.0)  # a heavy import
+        for line in sys.stdin:
+            msg = json.loads(line)
+            if msg.get("method") == "server/discover":
+                result = {"supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}}}
+                print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}), flush=True)
+            elif msg.get("method") == "initialize":
+                error = {"code": -32022, "message": "this connection speaks 2026-07-28",
+                         "data": {"supported": ["2026-07-28"], "requested": "2025-11-25"}}
+                print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "error": error}), flush=True)
+            elif msg.get("method") == "tools/list":
+                print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": {"tools": []}}), flush=True)
+    """)
+    )
+
+    async def main() -> None:
+        async with Client([sys.executable, str(script)], probe_timeout=0.2) as client:
+            assert client.era is Era.STATELESS and client.protocol_version == "2026-07-28"
+            assert await client.list_tools() == []
+
+    asyncio.run(asyncio.wait_for(main(), 30))
+
+
 def test_importing_the_client_loads_no_server_side() -> None:
     # mcpkit/__init__.py imports the server too, so the client package is imported under a bare
     # parent package: what it loads is what it needs.

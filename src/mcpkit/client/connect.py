@@ -164,7 +164,18 @@ async def agree(
         return found
     if forced is not None:
         raise MCPError(f"the server does not speak {forced} (it did not answer server/discover)")
-    return await initialize(peer, LATEST_HANDSHAKE_VERSION, capabilities, client_info, timeout)
+    try:
+        return await initialize(peer, LATEST_HANDSHAKE_VERSION, capabilities, client_info, timeout)
+    except UnsupportedProtocolVersion as exc:
+        # A modern server that was only slow (a stdio server still importing when the probe timed
+        # out) has answered the probe since, and now refuses the handshake naming its revisions.
+        choice = next((v for v in exc.supported if v in STATELESS_VERSIONS), None)
+        if choice is None:
+            raise
+        found = await discover(peer, probe, choice, meta, timeout if timeout is not None else probe_timeout)
+        if found is None:
+            raise
+        return found
 
 
 async def discover(
