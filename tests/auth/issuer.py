@@ -2,6 +2,11 @@
 test process) serving its metadata (RFC 8414), its key set and a token introspection endpoint
 (RFC 7662), and minting tokens with joserfc.
 
+It also plays the user's side: dynamic registration (RFC 7591) of public clients, an authorization
+endpoint that approves at once (a 302 to the client's redirect URI with ``code``, ``state`` and
+``iss``: the browser only has to follow it), and the ``authorization_code`` (PKCE S256 checked),
+``refresh_token`` and ``client_credentials`` grants.
+
 It holds an RSA and an EC key; :meth:`TestIssuer.rotate` adds a new key (and may retire the old
 ones), as a real issuer rotates. :meth:`TestIssuer.mint` signs any claims with any header, so tests
 can make every kind of bad token a server must refuse.
@@ -10,13 +15,14 @@ can make every kind of bad token a server must refuse.
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import secrets
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 from joserfc import jwk, jwt
 
@@ -40,6 +46,14 @@ class TestIssuer:
         self.jwks_requests = 0
         #: The scope of each token the token endpoint issued, in order.
         self.issued: list[str] = []
+        #: Registered public clients (client id -> redirect URIs); codes not yet redeemed; refresh tokens.
+        self.registered: dict[str, list[str]] = {}
+        self.codes: dict[str, dict[str, str]] = {}
+        self.refresh_tokens: dict[str, dict[str, str]] = {}
+        #: Authorization requests approved (each one a visit of the user's browser).
+        self.authorizations = 0
+        #: Who the user is at the authorization endpoint.
+        self.user = "alice"
         self.introspections = 0
         self._server = ThreadingHTTPServer(("127.0.0.1", port), _handler(self))
         self.port = self._server.server_address[1]
@@ -66,9 +80,12 @@ class TestIssuer:
             "introspection_endpoint": f"{self.url}/introspect",
             "token_endpoint": f"{self.url}/token",
             "authorization_endpoint": f"{self.url}/authorize",
-            "grant_types_supported": ["client_credentials"],
-            "token_endpoint_auth_methods_supported": ["client_secret_basic"],
+            "registration_endpoint": f"{self.url}/register",
+            "response_types_supported": ["code"],
+            "grant_types_supported": ["authorization_code", "refresh_token", "client_credentials"],
+            "token_endpoint_auth_methods_supported": ["client_secret_basic", "none"],
             "code_challenge_methods_supported": ["S256"],
+            "authorization_response_iss_parameter_supported": True,
             "dpop_signing_alg_values_supported": ["ES256"],
         }
 
@@ -166,6 +183,18 @@ def dpop_proof(
     return jwt.encode({"typ": "dpop+jwt", "alg": alg, "jwk": public}, claims, key, algorithms=[alg])
 
 
+def _registered(redirect: str, registered: list[str]) -> bool:
+    """RFC 8252 section 7.3: a loopback redirect URI matches whatever its port ("the authorization
+    server MUST allow any port to be specified at the time of the request")."""
+
+    def portless(uri: str) -> tuple[str, str | None, str]:
+        parts = urlsplit(uri)
+        return parts.scheme, parts.hostname, parts.path
+
+    loopback = urlsplit(redirect).hostname in ("127.0.0.1", "localhost", "::1")
+    return any(redirect == uri or (loopback and portless(redirect) == portless(uri)) for uri in registered)
+
+
 def _handler(issuer: TestIssuer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, format: str, *args: Any) -> None:
@@ -182,6 +211,8 @@ def _handler(issuer: TestIssuer) -> type[BaseHTTPRequestHandler]:
         def do_GET(self) -> None:
             if self.path == "/.well-known/oauth-authorization-server":
                 self._json(200, issuer.metadata())
+            elif self.path.startswith("/authorize?"):
+                self._authorize()
             elif self.path == "/jwks":
                 issuer.jwks_requests += 1
                 self._json(200, {"keys": [k.as_dict(private=False) for k in issuer.published]})
@@ -195,9 +226,46 @@ def _handler(issuer: TestIssuer) -> type[BaseHTTPRequestHandler]:
             user, _, password = base64.b64decode(value).decode().partition(":")
             return user, password
 
+        def _authorize(self) -> None:
+            """Approve at once: the user is always :attr:`TestIssuer.user`, and consents."""
+            query = {k: v[0] for k, v in parse_qs(urlsplit(self.path).query).items()}
+            client, redirect = query.get("client_id", ""), query.get("redirect_uri", "")
+            if (
+                not _registered(redirect, issuer.registered.get(client, ()))
+                or query.get("response_type") != "code"
+            ):
+                self._json(400, {"error": "invalid_request"})  # never redirect to an unknown URI
+                return
+            back: dict[str, str] = {"state": query.get("state", ""), "iss": issuer.url}
+            if query.get("code_challenge_method") != "S256" or not query.get("code_challenge"):
+                back["error"] = "invalid_request"
+            else:
+                issuer.authorizations += 1
+                code = secrets.token_urlsafe(16)
+                issuer.codes[code] = {**query, "subject": issuer.user}
+                back["code"] = code
+            self.send_response(302)
+            self.send_header("location", f"{redirect}?{urlencode(back)}")
+            self.send_header("content-length", "0")
+            self.end_headers()
+
+        def _form(self) -> dict[str, str]:
+            length = int(self.headers.get("content-length", "0"))
+            return {k: v[0] for k, v in parse_qs(self.rfile.read(length).decode()).items()}
+
+        def _register(self) -> None:
+            length = int(self.headers.get("content-length", "0"))
+            asked = json.loads(self.rfile.read(length) or b"{}")
+            client = f"public-{secrets.token_hex(4)}"
+            issuer.registered[client] = list(asked.get("redirect_uris", []))
+            self._json(201, {**asked, "client_id": client, "token_endpoint_auth_method": "none"})
+
         def do_POST(self) -> None:
             if self.path == "/token":
                 self._token()
+                return
+            if self.path == "/register":
+                self._register()
                 return
             if self.path != "/introspect":
                 self._json(404, {"error": "not_found"})
@@ -213,26 +281,22 @@ def _handler(issuer: TestIssuer) -> type[BaseHTTPRequestHandler]:
             self._json(200, issuer.opaque.get(token, {"active": False}))
 
         def _token(self) -> None:
-            """client_credentials: a JWT access token for the ``resource`` asked for, bound to the
-            key of the request's DPoP proof when it has one (RFC 9449 §5)."""
+            """A JWT access token for the ``resource`` asked for, bound to the key of the request's
+            DPoP proof when it has one (RFC 9449 §5): client_credentials (HTTP Basic), or a public
+            client's authorization_code (PKCE) and refresh_token."""
+            form = self._form()
+            grant = form.get("grant_type")
+            if grant in ("authorization_code", "refresh_token"):
+                self._user_token(form)
+                return
             client, secret = self._basic()
             if issuer.clients.get(client) != secret or not secret:
                 self._json(401, {"error": "invalid_client"})
                 return
-            length = int(self.headers.get("content-length", "0"))
-            form = {k: v[0] for k, v in parse_qs(self.rfile.read(length).decode()).items()}
-            if form.get("grant_type") != "client_credentials":
+            if grant != "client_credentials":
                 self._json(400, {"error": "unsupported_grant_type"})
                 return
-            jkt = None
-            proof = self.headers.get("dpop")
-            if proof is not None:
-                from joserfc import jws
-
-                header = jws.extract_compact(proof.encode()).headers()
-                key = jwk.import_key(header["jwk"])
-                jws.deserialize_compact(proof, key, algorithms=[header["alg"]])  # raises if forged
-                jkt = key.thumbprint()
+            jkt = self._proof_key()
             scope = form.get("scope", "mcp")
             issuer.issued.append(scope)
             token = issuer.mint(
@@ -242,5 +306,42 @@ def _handler(issuer: TestIssuer) -> type[BaseHTTPRequestHandler]:
             self._json(
                 200, {"access_token": token, "token_type": token_type, "expires_in": 300, "scope": scope}
             )
+
+        def _proof_key(self) -> str | None:
+            proof = self.headers.get("dpop")
+            if proof is None:
+                return None
+            from joserfc import jws
+
+            header = jws.extract_compact(proof.encode()).headers()
+            key = jwk.import_key(header["jwk"])
+            jws.deserialize_compact(proof, key, algorithms=[header["alg"]])  # raises if forged
+            return key.thumbprint()
+
+        def _user_token(self, form: dict[str, str]) -> None:
+            if form.get("grant_type") == "refresh_token":
+                grant = issuer.refresh_tokens.get(form.get("refresh_token", ""))
+            else:
+                grant = issuer.codes.pop(form.get("code", ""), None)  # one use only
+                verifier = form.get("code_verifier", "").encode()
+                challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier).digest()).rstrip(b"=").decode()
+                if grant is not None and (
+                    grant["code_challenge"] != challenge or grant["redirect_uri"] != form.get("redirect_uri")
+                ):
+                    grant = None
+            if grant is None or grant["client_id"] != form.get("client_id"):
+                self._json(400, {"error": "invalid_grant"})
+                return
+            resource = form.get("resource") or grant.get("resource", "")
+            scope = grant.get("scope", "")
+            issuer.issued.append(scope)
+            jkt = self._proof_key()
+            token = issuer.mint(
+                resource, scope=scope, subject=grant["subject"], jkt=jkt, client_id=grant["client_id"]
+            )
+            refresh = secrets.token_urlsafe(16)
+            issuer.refresh_tokens[refresh] = grant
+            self._json(200, {"access_token": token, "token_type": "DPoP" if jkt else "Bearer",
+                             "expires_in": 300, "scope": scope, "refresh_token": refresh})  # fmt: skip
 
     return Handler

@@ -6,15 +6,18 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from ._exits import USAGE, CliError
 
 __all__ = [
+    "CLIENT_SECRET_ENV",
     "LOG_LEVELS",
     "add_target_options",
     "is_url",
+    "oauth_from",
     "parse_env",
     "parse_headers",
     "port",
@@ -22,6 +25,10 @@ __all__ = [
     "protocol_revision",
     "target_command",
 ]
+
+#: Where ``--auth-client-secret`` comes from: the environment, never the command line (which any
+#: user of the machine can read in the process list), as ``mcpkit run`` takes its introspection secret.
+CLIENT_SECRET_ENV = "MCPKIT_AUTH_CLIENT_SECRET"
 
 #: The syslog levels of ``logging/setLevel``, most verbose first.
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
@@ -139,6 +146,26 @@ def add_target_options(cmd: argparse.ArgumentParser) -> Any:
                            "when the command fails)")  # fmt: skip
     conn.add_argument("--log-level", choices=LOG_LEVELS, metavar="LEVEL",
                       help=f"ask the server for log messages at LEVEL and above ({', '.join(LOG_LEVELS)})")  # fmt: skip
+    auth = cmd.add_argument_group("authorization (URL targets: OAuth 2.1, see docs/authorization.md)")
+    auth.add_argument("--auth", action="store_true",
+                      help="sign in when the server asks (HTTP 401): open the browser on the "
+                           "authorization server's page and take the redirect on a loopback port")  # fmt: skip
+    auth.add_argument("--auth-headless", action="store_true",
+                      help="as --auth, but print the URL to open (on stderr) instead of starting a browser")  # fmt: skip
+    auth.add_argument("--auth-client-id", metavar="ID",
+                      help=f"a pre-registered client id (default: register one); its secret, if any, "
+                           f"is read from {CLIENT_SECRET_ENV}")  # fmt: skip
+    auth.add_argument("--auth-grant", choices=["authorization_code", "client_credentials"],
+                      help="authorization_code (a user signs in: the default) or client_credentials "
+                           "(the client on its own behalf: needs --auth-client-id and the secret)")  # fmt: skip
+    auth.add_argument("--auth-scope", action="append", default=[], metavar="SCOPE",
+                      help="a scope to ask for (default: what the server's challenge or metadata names); "
+                           "repeatable")  # fmt: skip
+    auth.add_argument("--auth-token-store", metavar="PATH",
+                      help="keep tokens and registrations in this file (0600), or 'memory' for none "
+                           "(default: mcpkit/oauth.json in the user's configuration folder)")  # fmt: skip
+    auth.add_argument("--auth-redirect-port", type=port, metavar="PORT",
+                      help="take the redirect on this loopback port (default: any free one)")  # fmt: skip
     asks = cmd.add_argument_group("answering the server")
     asks.add_argument("--sampling-command", metavar="CMD",
                       help="answer sampling requests with this shell command: the request's params as "
@@ -146,6 +173,52 @@ def add_target_options(cmd: argparse.ArgumentParser) -> Any:
     asks.add_argument("--root", action="append", default=[], metavar="DIR",
                       help="offer this directory as a root (roots/list); repeatable")  # fmt: skip
     return out
+
+
+def oauth_from(args: argparse.Namespace, environ: Mapping[str, str]) -> Any | None:
+    """The :class:`~mcpkit.client.auth.OAuth` the ``--auth*`` options describe, or ``None`` when none
+    is given (httpx and the OAuth client are imported only then).
+
+    Raises:
+        CliError: options that do not go together (exit status 2).
+    """
+    given = [
+        name
+        for name in ("auth_client_id", "auth_grant", "auth_token_store", "auth_redirect_port")
+        if getattr(args, name) is not None
+    ]
+    if args.auth_scope:
+        given.append("auth_scope")
+    if not (args.auth or args.auth_headless or given):
+        return None
+    if not is_url(args.target):
+        raise CliError("the --auth options authorize to URL targets; TARGET starts a process", USAGE)
+    secret = environ.get(CLIENT_SECRET_ENV) or None
+    machine = args.auth_grant == "client_credentials"
+    if machine and (args.auth_client_id is None or secret is None):
+        raise CliError(
+            f"--auth-grant client_credentials needs --auth-client-id and the secret in {CLIENT_SECRET_ENV}",
+            USAGE,
+        )
+    if machine and (args.auth_headless or args.auth_redirect_port is not None):
+        raise CliError("--auth-headless and --auth-redirect-port are for a user signing in, not "
+                       "--auth-grant client_credentials", USAGE)  # fmt: skip
+    from ..client.auth import ClientCredentials, FileTokenStore, MemoryTokenStore, OAuth, TokenStore
+
+    store: TokenStore = (
+        MemoryTokenStore() if args.auth_token_store == "memory" else FileTokenStore(args.auth_token_store)
+    )
+    port_ = args.auth_redirect_port
+    return OAuth(
+        client_id=args.auth_client_id,
+        client_secret=secret if args.auth_client_id is not None else None,
+        client_name="mcpkit command line",
+        scope=args.auth_scope or None,
+        grant=ClientCredentials() if machine else None,
+        redirect_uri=f"http://127.0.0.1:{port_}/callback" if port_ is not None else None,
+        open_browser=not args.auth_headless,
+        store=store,
+    )
 
 
 def port(text: str) -> int:

@@ -8,7 +8,17 @@ from __future__ import annotations
 
 from typing import Final
 
-__all__ = ["CANNOT_CONNECT", "FAILED", "INTERRUPTED", "OK", "PIPE_CLOSED", "TIMED_OUT", "USAGE", "CliError"]
+__all__ = [
+    "AUTH_FAILED",
+    "CANNOT_CONNECT",
+    "FAILED",
+    "INTERRUPTED",
+    "OK",
+    "PIPE_CLOSED",
+    "TIMED_OUT",
+    "USAGE",
+    "CliError",
+]
 
 #: Everything worked.
 OK: Final = 0
@@ -20,6 +30,8 @@ USAGE: Final = 2
 CANNOT_CONNECT: Final = 3
 #: The server did not answer within ``--timeout`` seconds.
 TIMED_OUT: Final = 4
+#: Authorization failed (``--auth``): the flow, the user's consent, or the server refusing the token.
+AUTH_FAILED: Final = 5
 #: Ctrl-C.
 INTERRUPTED: Final = 130
 #: Whoever read our stdout stopped reading (``| head``): 128 + SIGPIPE, as the shell reports it.

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import os
 import re
 import tempfile
 from collections.abc import Awaitable, Callable, Iterator
@@ -17,9 +18,9 @@ from pathlib import Path
 from typing import IO, Any
 from urllib.parse import urlsplit
 
-from ._common import is_url, parse_env, parse_headers, target_command
+from ._common import is_url, oauth_from, parse_env, parse_headers, target_command
 from ._elicit import Elicitor
-from ._exits import CANNOT_CONNECT, FAILED, INTERRUPTED, TIMED_OUT, USAGE, CliError
+from ._exits import AUTH_FAILED, CANNOT_CONNECT, FAILED, INTERRUPTED, TIMED_OUT, USAGE, CliError
 from ._feedback import Feedback, warn
 
 __all__ = ["Action", "run_client"]
@@ -42,6 +43,7 @@ def run_client(args: argparse.Namespace, action: Action) -> int:
         raise CliError("--server-stderr shows a spawned server's stderr; TARGET is a URL", USAGE)
     if not url and headers:
         raise CliError("--header is sent to URL targets; TARGET starts a process", USAGE)
+    args.oauth = oauth_from(args, os.environ)  # None without --auth options
     with contextlib.ExitStack() as stack:
         capture = None if url or args.server_stderr else stack.enter_context(tempfile.TemporaryFile())
         try:
@@ -90,6 +92,7 @@ def _client(
             env=env or None,
             stderr=capture,
             headers=headers or None,
+            auth=getattr(args, "oauth", None),
         )
     except ValueError as exc:  # a protocol header given with --header
         raise CliError(str(exc).replace(" in headers=", " with --header"), USAGE) from None
@@ -130,12 +133,20 @@ async def _session(
     client = _client(args, target, headers, env, capture, feedback)
     try:
         try:
-            await client.connect()
-        except (MCPError, OSError) as exc:
-            raise await _cannot_connect(exc, args.target, headers, args.timeout) from None
-        if args.log_level:
-            await _set_log_level(client, args.log_level)
-        return await action(client, feedback)
+            try:
+                await client.connect()
+            except (MCPError, OSError) as exc:
+                raise _auth_failure(args, exc) or await _cannot_connect(
+                    exc, args.target, headers, args.timeout
+                ) from None
+            if args.log_level:
+                await _set_log_level(client, args.log_level)
+            return await action(client, feedback)
+        except Exception as exc:
+            failure = None if isinstance(exc, CliError) else _auth_failure(args, exc)
+            if failure is None:
+                raise
+            raise failure from None
     except RequestTimeout:
         raise CliError(
             f"no answer from the server within {args.timeout:g} s (wait longer with --timeout)", TIMED_OUT
@@ -159,6 +170,33 @@ async def _set_log_level(client: Any, level: str) -> None:
         await client.set_logging_level(level)
     except RPCError as exc:
         warn(f"the server does not take a log level ({exc}); --log-level ignored")
+
+
+def _auth_failure(args: argparse.Namespace, exc: BaseException) -> CliError | None:
+    """Exit status 5 and one line, when ``--auth`` was used and *exc* is its failure: the OAuth flow
+    failed (``OAuthError``, raised or carried by the transport's error), or the server still refused
+    the token it obtained (HTTP 401 or 403)."""
+    if getattr(args, "oauth", None) is None:
+        return None
+    from .._errors import RPCError
+
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if type(current).__name__ == "OAuthError":
+            return CliError(f"authorization failed: {current}", AUTH_FAILED)
+        if isinstance(current, RPCError) and isinstance(current.data, dict):
+            if current.data.get("cause") == "OAuthError":
+                return CliError(f"authorization failed: {current.message}", AUTH_FAILED)
+            if current.data.get("httpStatus") in (401, 403):
+                status = current.data["httpStatus"]
+                return CliError(
+                    f"authorization failed: the server refused the token (HTTP {status}): {current.message}",
+                    AUTH_FAILED,
+                )
+        current = current.__cause__ or current.__context__
+    return None
 
 
 def describe_rpc_error(exc: Any) -> str:
@@ -216,6 +254,8 @@ async def _diagnose_url(url: str, headers: Any) -> str | None:
     if reply.status_code == 404:
         return f"{url}: HTTP 404 for {path}: not an MCP endpoint (check the path; mcpkit serves /mcp)"
     if reply.status_code in (401, 403):
+        if not any(name.lower() == "authorization" for name in headers or {}):
+            return f"{url}: HTTP {reply.status_code}: the server wants authorization (sign in with --auth)"
         return (
             f"{url}: HTTP {reply.status_code}: the server wants credentials (--header 'Authorization: ...')"
         )

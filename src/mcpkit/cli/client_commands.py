@@ -10,6 +10,7 @@ from typing import Any
 
 from ._common import add_target_options
 from ._exits import FAILED, OK, USAGE, CliError
+from .host import add_config_option, call_on_config, list_config_tools
 
 __all__ = ["register"]
 
@@ -132,6 +133,7 @@ def _cmd_info(args: argparse.Namespace) -> int:
 
 
 def _cmd_call(args: argparse.Namespace) -> int:
+    from .._errors import InvalidParams
     from ._arguments import arguments_from_words, check_name
     from ._render import Output
     from ._session import run_client
@@ -142,11 +144,21 @@ def _cmd_call(args: argparse.Namespace) -> int:
         _require(client, args, "tools")
         tools = await client.list_tools()  # also what the HTTP transport mirrors into Mcp-Param-* headers
         by_name = {tool.name: tool for tool in tools}
-        check_name(args.tool, list(by_name), "tool", _server_name(client, args))
-        schema = by_name[args.tool].input_schema
+        where = _server_name(client, args)
+        # A protected server lists only the tools the token's scopes allow: with --auth an unlisted
+        # tool is called all the same, so that its 403 makes the client ask for more scope.
+        hidden = args.tool not in by_name and getattr(args, "oauth", None) is not None
+        if not hidden:
+            check_name(args.tool, list(by_name), "tool", where)
+        schema = by_name[args.tool].input_schema if not hidden else {}
         arguments = arguments_from_words(args.arguments, schema, f"tool {args.tool}")
         params = {"name": args.tool, "arguments": arguments}
-        result = await client.request("tools/call", params, on_progress=feedback.progress)
+        try:
+            result = await client.request("tools/call", params, on_progress=feedback.progress)
+        except InvalidParams as exc:
+            if hidden and "unknown tool" in str(exc).lower():  # not hidden: the server has none
+                check_name(args.tool, list(by_name), "tool", where)
+            raise
         feedback.close()
         if not isinstance(result, dict):
             raise CliError(f"the server answered tools/call with {type(result).__name__}, not a result")
@@ -265,6 +277,8 @@ def register(sub: Any) -> None:
         if name in ("tools", "prompts"):
             cmd.add_argument("name", nargs="?", metavar="NAME", help=f"show this one {name[:-1]} in full")
         cmd.set_defaults(handler=_cmd_list)
+        if name == "tools":  # mcpkit tools --config CONFIG [SERVER [NAME]]: a host config's tools
+            add_config_option(cmd, _cmd_list, list_config_tools)
     call = sub.add_parser(
         "call",
         help="call one tool and print the result",
@@ -286,6 +300,7 @@ def register(sub: Any) -> None:
     )
     output.add_argument("--save", metavar="DIR", help="write images, audio and blobs to files in DIR")
     call.set_defaults(handler=_cmd_call)
+    add_config_option(call, _cmd_call, call_on_config, call=True)  # mcpkit call --config CONFIG ...
     read = sub.add_parser("read", help="read a resource", description="Read a resource and print it.")
     output = add_target_options(read)
     read.add_argument("uri", metavar="URI", help="the resource's URI")
