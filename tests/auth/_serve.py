@@ -32,20 +32,35 @@ def protected(issuer: str, *flags: str, port: int | None = None) -> Iterator[str
 
 
 def call(url: str, authorization: str | None, *, tool: str = "whoami", arguments: dict[str, Any] | None = None,
-         headers: dict[str, str] | None = None) -> httpx.Response:  # fmt: skip
-    """A 2026-07-28 ``tools/call`` POST."""
-    body = {"jsonrpc": "2.0", "id": 7, "method": "tools/call",
-            "params": {"name": tool, "arguments": arguments or {}, "_meta": META}}  # fmt: skip
-    sent = {
-        "MCP-Protocol-Version": "2026-07-28",
-        "Mcp-Method": "tools/call",
-        "Mcp-Name": tool,
-        "Accept": "application/json, text/event-stream",
-        **(headers or {}),
-    }
+         headers: dict[str, str] | None = None, session: str | None = None) -> httpx.Response:  # fmt: skip
+    """A 2026-07-28 ``tools/call`` POST; or, given a handshake-era *session* (:func:`open_session`),
+    the same call as a POST of that 2025-11-25 session."""
+    params: dict[str, Any] = {"name": tool, "arguments": arguments or {}}
+    if session is None:
+        params["_meta"] = META
+        era = {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": tool}
+    else:
+        era = {"MCP-Protocol-Version": "2025-11-25", "Mcp-Session-Id": session}
+    body = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": params}
+    sent = {**era, "Accept": "application/json, text/event-stream", **(headers or {})}
     if authorization is not None:
         sent["Authorization"] = authorization
     return httpx.post(url, json=body, headers=sent, timeout=10)
+
+
+def open_session(url: str, authorization: str) -> str:
+    """A 2025-11-25 session opened (and initialized) with *authorization*: its id."""
+    accept = {"Accept": "application/json, text/event-stream", "Authorization": authorization}
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}  # fmt: skip
+    opened = httpx.post(url, json=init, headers=accept, timeout=10)
+    session = opened.headers["mcp-session-id"]
+    headers = {**accept, "Mcp-Session-Id": session, "MCP-Protocol-Version": "2025-11-25"}
+    done = httpx.post(
+        url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers, timeout=10
+    )
+    assert done.status_code == 202
+    return session
 
 
 def challenge(response: httpx.Response, scheme: str = "Bearer") -> dict[str, str]:

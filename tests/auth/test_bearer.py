@@ -1,5 +1,6 @@
 """A protected ``mcpkit run`` server against bearer tokens from a real (local) issuer: each bad token
-refused with the right status, challenge and JSON-RPC body; good ones served in both eras and over
+refused with the right status, challenge and JSON-RPC body, in both eras (a 2026-07-28 request, and a
+POST of a 2025-11-25 session opened with a good token); good ones served in both eras and over
 HTTP+SSE; the metadata document; keys rotated and an issuer that is down at startup."""
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from joserfc import jwk, jwt
 from mcpkit import Client, TextContent
 
 from ..conftest import free_port
-from ._serve import call, challenge, protected
+from ._serve import call, challenge, open_session, protected
 from .issuer import TestIssuer, unsigned
 
 pytestmark = pytest.mark.e2e
@@ -34,6 +35,17 @@ def url(issuer: TestIssuer) -> Iterator[str]:
         yield served
 
 
+@pytest.fixture(scope="module")
+def alices_session(url: str, issuer: TestIssuer) -> str:
+    return open_session(url, f"Bearer {issuer.mint(url, subject='alice')}")
+
+
+@pytest.fixture(params=["2026-07-28", "2025-11-25"])
+def session(request: pytest.FixtureRequest, alices_session: str) -> str | None:
+    """Each era: ``None`` for a 2026-07-28 request, else a 2025-11-25 session's id."""
+    return None if request.param == "2026-07-28" else alices_session
+
+
 def metadata_of(url: str) -> str:
     return url.replace("/mcp", "/.well-known/oauth-protected-resource/mcp")
 
@@ -50,15 +62,18 @@ def test_the_protected_resource_metadata(url: str, issuer: TestIssuer) -> None:
         }
 
 
-def test_a_request_without_a_token_gets_401_and_the_challenge(url: str) -> None:
-    answer = call(url, None)
+def test_a_request_without_a_token_gets_401_and_the_challenge(url: str, session: str | None) -> None:
+    answer = call(url, None, session=session)
     assert answer.status_code == 401
     assert challenge(answer) == {"scope": "mcp", "resource_metadata": metadata_of(url)}
     body = answer.json()
     assert body["id"] is None and body["error"]["code"] == -32600
     assert body["error"]["message"].startswith("Unauthorized")
     # Another scheme is no token at all.
-    assert challenge(call(url, "Basic YTpi")) == {"scope": "mcp", "resource_metadata": metadata_of(url)}
+    assert challenge(call(url, "Basic YTpi", session=session)) == {
+        "scope": "mcp",
+        "resource_metadata": metadata_of(url),
+    }
 
 
 BAD_TOKENS: dict[str, Callable[[TestIssuer, str], str]] = {
@@ -87,8 +102,10 @@ BAD_TOKENS: dict[str, Callable[[TestIssuer, str], str]] = {
 
 
 @pytest.mark.parametrize("case", sorted(BAD_TOKENS))
-def test_a_bad_token_gets_401_invalid_token(url: str, issuer: TestIssuer, case: str) -> None:
-    answer = call(url, f"Bearer {BAD_TOKENS[case](issuer, url)}")
+def test_a_bad_token_gets_401_invalid_token(
+    url: str, issuer: TestIssuer, case: str, session: str | None
+) -> None:
+    answer = call(url, f"Bearer {BAD_TOKENS[case](issuer, url)}", session=session)
     assert answer.status_code == 401, answer.text
     params = challenge(answer)
     assert params["error"] == "invalid_token" and params["error_description"]
@@ -96,12 +113,17 @@ def test_a_bad_token_gets_401_invalid_token(url: str, issuer: TestIssuer, case: 
     assert answer.json()["error"]["data"]["error"] == "invalid_token"
 
 
-def test_an_under_scoped_token_gets_403_insufficient_scope(url: str, issuer: TestIssuer) -> None:
-    answer = call(url, f"Bearer {issuer.mint(url, scope='other')}")
+def test_an_under_scoped_token_gets_403_insufficient_scope(
+    url: str, issuer: TestIssuer, session: str | None
+) -> None:
+    answer = call(url, f"Bearer {issuer.mint(url, scope='other')}", session=session)
     assert answer.status_code == 403
     params = challenge(answer)
     assert params["error"] == "insufficient_scope" and params["scope"] == "mcp"
     assert params["resource_metadata"] == metadata_of(url)
+    # And the same session (or a stateless request) goes on with a good token.
+    good = call(url, f"Bearer {issuer.mint(url, subject='alice')}", session=session)
+    assert good.json()["result"]["content"][0]["text"] == "alice via test-client with mcp"
 
 
 def test_two_authorization_headers_or_a_token_in_the_query_get_400(url: str, issuer: TestIssuer) -> None:

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from ._serve import call, challenge, protected
+from ._serve import call, challenge, open_session, protected
 from .issuer import TestIssuer, dpop_proof, new_dpop_key
 
 pytestmark = pytest.mark.e2e
@@ -33,8 +33,8 @@ def nonce_url(issuer: TestIssuer) -> Iterator[str]:
         yield served
 
 
-def dpop_call(url: str, token: str, proof: str) -> httpx.Response:
-    return call(url, f"DPoP {token}", headers={"DPoP": proof})
+def dpop_call(url: str, token: str, proof: str, session: str | None = None) -> httpx.Response:
+    return call(url, f"DPoP {token}", headers={"DPoP": proof}, session=session)
 
 
 def test_the_metadata_and_the_challenge_name_dpop(url: str) -> None:
@@ -110,3 +110,26 @@ def test_a_server_nonce_is_required_when_configured(nonce_url: str, issuer: Test
     answer = dpop_call(url, token, dpop_proof(key, "POST", url, token, nonce=nonce))
     assert answer.status_code == 200 and answer.headers["dpop-nonce"] == nonce
     assert call(url, f"Bearer {issuer.mint(url)}").status_code == 401
+
+
+@pytest.mark.parametrize("era", ["2026-07-28", "2025-11-25"])
+def test_replayed_and_wrong_key_proofs_are_refused_in_both_eras(
+    url: str, issuer: TestIssuer, era: str
+) -> None:
+    """The refusals the issue names, for a 2026-07-28 request and for a POST of a 2025-11-25 session
+    (opened by the same subject with a bearer token: DPoP is accepted, not required)."""
+    session = None if era == "2026-07-28" else open_session(url, f"Bearer {issuer.mint(url, subject='dora')}")
+    key = new_dpop_key()
+    token = issuer.mint(url, jkt=key.thumbprint(), subject="dora")
+    proof = dpop_proof(key, "POST", url, token)
+    good = dpop_call(url, token, proof, session)
+    assert good.status_code == 200 and good.json()["result"]["content"][0]["text"].startswith("dora"), (
+        good.text
+    )
+    refused(dpop_call(url, token, proof, session))  # replayed
+    wrong_key = dpop_call(url, token, dpop_proof(new_dpop_key(), "POST", url, token), session)
+    refused(wrong_key, "invalid_token")  # a proof by another key than the token's cnf.jkt
+    assert challenge(wrong_key, "DPoP")["resource_metadata"].endswith(
+        "/.well-known/oauth-protected-resource/mcp"
+    )
+    assert dpop_call(url, token, dpop_proof(key, "POST", url, token), session).status_code == 200
