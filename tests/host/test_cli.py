@@ -200,3 +200,59 @@ def test_consent_is_asked_at_the_terminal(tmp_path: Path, typed: str, allowed: b
         assert proc.returncode == 0 and proc.stdout.rstrip().endswith("deleted")
     else:
         assert proc.returncode == 1 and "did not allow" in proc.stdout
+
+
+def test_tools_and_call_on_a_config(tmp_path: Path) -> None:
+    """``mcpkit tools|call --config CONFIG``: the host's tools (or one server's), and calls through
+    the host: its names, its consent policy (``--yes``, else no without a terminal) and audit log."""
+    policy = {"default": "allow", "rules": [{"tool": "delete_*", "action": "ask"}]}
+    cfg = str(
+        _write(tmp_path / "host.json", {"weather": example("weather.py"), "box": toolbox()}, policy=policy)
+    )
+    env = _env(tmp_path)
+    listed = mcpkit_cli("tools", "--config", cfg, env=env)
+    assert listed.returncode == 0, listed.stderr
+    lines = listed.stdout.splitlines()
+    assert (
+        "weather__forecast(location: string, days?: integer)  allow  Forecast for the next days" in lines[2]
+    )
+    assert any(line.startswith("box__delete_everything()  ask  ") for line in lines)
+    one = mcpkit_cli("tools", "--config", cfg, "weather", "--json", env=env)
+    assert one.returncode == 0, one.stderr
+    assert [tool["name"] for tool in json.loads(one.stdout)] == [
+        "get_weather",
+        "get_weather_data",
+        "forecast",
+    ]
+    detail = mcpkit_cli("tools", "--config", cfg, "weather", "forecast", env=env)
+    assert detail.returncode == 0 and "Forecast for the next days" in detail.stdout
+
+    by_server = mcpkit_cli("call", "--config", cfg, "weather", "forecast", "location=Oslo", "days=2", env=env)
+    assert by_server.returncode == 0, by_server.stderr
+    assert by_server.stdout.count("day ") == 2
+    by_name = mcpkit_cli("call", "--config", cfg, "weather__forecast", "location=Oslo", "--json", env=env)
+    assert by_name.returncode == 0, by_name.stderr
+    assert json.loads(by_name.stdout)["structuredContent"]["result"][0].startswith("day 1: ")
+    refused = mcpkit_cli("call", "--config", cfg, "box", "delete_everything", env=env)
+    assert refused.returncode == 1 and "did not allow" in refused.stdout
+    allowed = mcpkit_cli("call", "--config", cfg, "box__delete_everything", "--yes", env=env)
+    assert allowed.returncode == 0 and allowed.stdout.strip() == "deleted"
+    audit = [json.loads(line) for line in (tmp_path / "audit.jsonl").read_text().splitlines()]
+    assert [(a["name"], a["decision"]) for a in audit] == [
+        ("weather__forecast", "allow"),
+        ("weather__forecast", "allow"),
+        ("box__delete_everything", "ask:no"),
+        ("box__delete_everything", "ask:yes"),
+    ]
+    assert audit[0]["caller"].startswith("mcpkit call (")
+
+    mistakes = {
+        ("tools", "--config", cfg, "wether"): "no server 'wether' on",
+        ("call", "--config", cfg, "weather", "forcast"): "did you mean forecast?",
+        ("call", "--config", cfg, "nope__x"): "no server or SERVER__TOOL 'nope__x'",
+        ("call", "--config", cfg, "weather"): "name a tool of weather",
+        ("tools",): "the following arguments are required: TARGET",
+    }
+    for words, message in mistakes.items():
+        result = mcpkit_cli(*words, env=env)
+        assert result.returncode == 2 and message in result.stderr, (words, result.stderr)

@@ -17,7 +17,15 @@ from typing import Any
 
 from ._exits import CANNOT_CONNECT, FAILED, OK, USAGE, CliError
 
-__all__ = ["add_config_arguments", "parse_pairs", "read_config", "register"]
+__all__ = [
+    "add_config_arguments",
+    "add_config_option",
+    "call_on_config",
+    "list_config_tools",
+    "parse_pairs",
+    "read_config",
+    "register",
+]
 
 FROM_CHOICES = ("claude-desktop", "claude-code", "cursor", "vscode", "windsurf", "zed", "goose")
 
@@ -190,6 +198,178 @@ async def _run(args: argparse.Namespace) -> int:
 
 def _cmd_host(args: argparse.Namespace) -> int:
     return asyncio.run(_run(args))
+
+
+# -- mcpkit tools|call --config CONFIG ------------------------------------------------------------
+
+
+def add_config_option(
+    cmd: argparse.ArgumentParser, handler: Any, on_config: Any, *, call: bool = False
+) -> None:
+    """``--config CONFIG`` on a client command: TARGET then names a server of the config, or is left
+    out (``mcpkit tools --config mcp.json``), and *on_config* runs instead of *handler*. For
+    ``call``, ``--yes`` as ``mcpkit host`` has it."""
+    cmd.add_argument(
+        "--config",
+        metavar="CONFIG",
+        help="work on a host config instead: TARGET is then one of its servers (or, for call, "
+        "SERVER__TOOL), and the host's consent policy and audit log apply (see docs/host.md)",
+    )
+    for action in cmd._actions:  # TARGET (and call's TOOL) may be left out with --config
+        if action.dest == "target" or (call and action.dest == "tool"):
+            action.nargs, action.required = "?", False
+    if call:
+        cmd.add_argument(
+            "--yes", action="store_true", help="with --config: answer yes to every consent question"
+        )
+        cmd.add_argument(
+            "--audit",
+            metavar="PATH",
+            help="with --config: the audit log (default: the config's, else the state dir)",
+        )
+
+    def dispatch(args: argparse.Namespace) -> int:
+        if args.config is not None:
+            return int(on_config(args))
+        missing = [n.upper() for n in ("target", "tool") if n in vars(args) and getattr(args, n) is None]
+        if missing:  # as argparse says it when they cannot be left out
+            cmd.error(f"the following arguments are required: {', '.join(missing)}")
+        return int(handler(args))
+
+    cmd.set_defaults(handler=dispatch)
+
+
+def _config_of(args: argparse.Namespace) -> Any:
+    return read_config(argparse.Namespace(config=args.config, from_host=None, dialect=None))
+
+
+def _with_only(config: Any, key: str | None) -> Any:
+    """The config with only server *key* (a call need not start the others); all without one."""
+    import dataclasses
+
+    if key is None:
+        return config
+    return dataclasses.replace(config, servers={key: config.servers[key]})
+
+
+def _server_key(config: Any, name: str) -> str | None:
+    """The key of the server *name* means (its config name, or its key), if it is one."""
+    from ..host import naming
+
+    if name in config.servers:
+        return name
+    key = naming.normalise_key(name)
+    return key if key in config.servers else None
+
+
+async def _started(config: Any, args: argparse.Namespace, key: str | None, ask: Any = None) -> Any:
+    import getpass
+
+    from ..host import Host
+    from ..host.audit import AuditLog
+
+    command = "call" if ask is not None else "tools"
+    path = getattr(args, "audit", None)
+    audit = AuditLog(Path(path), config.audit.redact if config.audit else ()) if path else None
+    host = Host(config, ask=ask, audit=audit, caller=f"mcpkit {command} ({getpass.getuser()})")
+    await host.start()
+    down = [s for k, s in host.status().items() if s.state != "ready" and (key is None or k == key)]
+    if down and (key is not None or len(down) == len(host.status())):
+        detail = "; ".join(f"{s.key}: {s.state}" + (f" ({s.error})" if s.error else "") for s in down)
+        await host.aclose()
+        raise CliError(f"cannot reach {detail}", CANNOT_CONNECT)
+    return host
+
+
+def list_config_tools(args: argparse.Namespace) -> int:
+    """``mcpkit tools --config CONFIG [SERVER [NAME]]``: the host's tools (named ``SERVER__TOOL``), or
+    one server's (under its own names), with what the consent policy says of each."""
+    from ._arguments import check_name, suggest
+    from ._render import Output, first_line, signature
+
+    config = _config_of(args)
+    key = None
+    if args.target is not None:
+        key = _server_key(config, args.target)
+        if key is None:
+            raise CliError(suggest(args.target, list(config.servers), "server", str(args.config)), USAGE)
+    out = Output(as_json=args.json)
+
+    async def main() -> int:
+        host = await _started(_with_only(config, key), args, key)
+        try:
+            rows: list[tuple[str, Any, str]] = []
+            for tool in host.tools():
+                routed = host.route(tool.name)
+                shown = routed.name if key is not None else tool.name
+                rows.append((shown, tool, host.decision(tool.name)[0]))
+        finally:
+            await host.aclose()
+        where = key or str(args.config)
+        items = {shown: {**_builtins(tool), "name": shown} for shown, tool, _ in rows}
+        if args.name is not None:
+            check_name(args.name, list(items), "tool", where)
+            out.json(items[args.name]) if out.as_json else out.detail(items[args.name])
+            return OK
+        if out.as_json:
+            out.json(list(items.values()))
+            return OK
+        table = [[shown, signature(items[shown].get("inputSchema")), decision, first_line(tool.description)]
+                 for shown, tool, decision in rows]  # fmt: skip
+        out.table(f"{where} · {len(rows)} tools", ["tool", "arguments", "policy", "description"], table)
+        return OK
+
+    return asyncio.run(main())
+
+
+def call_on_config(args: argparse.Namespace) -> int:
+    """``mcpkit call --config CONFIG SERVER TOOL [args]`` or ``... SERVER__TOOL [args]``: one call
+    through the host, its consent policy (``--yes``, else asked at a terminal, else no) and audit log."""
+    from ..host import naming
+    from ._arguments import arguments_from_words, check_name, suggest
+    from ._render import Output
+
+    config = _config_of(args)
+    words = list(args.arguments)
+    if args.target is None:
+        raise CliError(
+            "name the tool: SERVER TOOL, or SERVER__TOOL as 'mcpkit tools --config' lists it", USAGE
+        )
+    key = _server_key(config, args.target)
+    if key is not None:  # SERVER TOOL
+        if args.tool is None:
+            raise CliError(f"name a tool of {key} (see mcpkit tools --config {args.config} {key})", USAGE)
+        name = None
+    else:  # SERVER__TOOL: what TOOL took is the first argument
+        name = args.target
+        words = ([args.tool] if args.tool is not None else []) + words
+        original = {new: old for old, new in config.rename.items()}.get(name, name)
+        parts = naming.split(original)
+        if parts is None or parts[0] not in config.servers:
+            known = list(config.servers)
+            raise CliError(suggest(args.target, known, "server or SERVER__TOOL", str(args.config)), USAGE)
+        key = parts[0]
+    out = Output(as_json=args.json, save=args.save)
+    ask = _yes if args.yes else _terminal_consent
+
+    async def main() -> int:
+        host = await _started(_with_only(config, key), args, key, ask)
+        try:
+            tools = {tool.name: tool for tool in host.tools()}
+            chosen = name
+            if chosen is None:
+                local = {host.route(n).name: n for n in tools}
+                check_name(args.tool, list(local), "tool", key)
+                chosen = local[args.tool]
+            check_name(chosen, list(tools), "tool", str(args.config))
+            arguments = arguments_from_words(words, tools[chosen].input_schema, f"tool {chosen}")
+            result = _builtins(await host.call_tool(chosen, arguments))
+        finally:
+            await host.aclose()
+        out.json(result) if out.as_json else out.tool_result(result)
+        return FAILED if result.get("isError") is True else OK
+
+    return asyncio.run(main())
 
 
 def register(sub: Any) -> None:
