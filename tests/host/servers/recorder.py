@@ -4,6 +4,7 @@ requests it gets (``events``)."""
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from mcpkit import Context
@@ -34,6 +35,8 @@ async def call_tool(params: dict[str, Any], ctx: Context) -> dict[str, Any]:
         return _text(TOOLS[-1])
     if name == "events":
         return _text(" ".join(EVENTS))
+    if name == "pid":  # (not listed)
+        return _text(str(os.getpid()))
     return _text(str(name))
 
 
