@@ -415,6 +415,30 @@ def test_two_callers_questions_run_at_once_and_never_cross(http_gateway: str) ->
     run(main(), 90)
 
 
+def test_a_2026_http_callers_call_gets_a_session_of_its_own(http_gateway: str) -> None:
+    """A 2026-07-28 caller over HTTP has no session to own one by: each of its calls that the
+    handshake-era upstream may ask questions runs on an upstream session of its own, closed after."""
+    user = User()
+
+    async def main() -> None:
+        async with Client(http_gateway) as plain:  # cannot be asked: the shared session
+            deadline = time.monotonic() + 30
+            while "box__pid" not in [t.name for t in await plain.list_tools()]:
+                assert time.monotonic() < deadline
+                await asyncio.sleep(0.2)
+            shared = {_text(await plain.call_tool("box__pid")) for _ in range(2)}
+            assert len(shared) == 1
+        roots = [Root(uri="file:///r", name="r")]
+        async with Client(http_gateway, elicitation=user.elicit, sampling=user.sample, roots=roots) as client:
+            assert client.protocol_version == "2026-07-28"
+            own = [_text(await client.call_tool("box__pid")) for _ in range(2)]
+            assert len(set(own) | shared) == 3
+            assert _text(await client.call_tool("box__ask_user")) == "accept:True|hello|file:///r"
+            assert user.asked == ["Go ahead?", "sampling"]
+
+    run(main(), 90)
+
+
 @pytest.mark.parametrize("upstream", ["2025-06-18", None])
 def test_a_stateless_callers_rounds_do_not_run_the_upstream_tool_again(
     tmp_path: Path, upstream: str | None
