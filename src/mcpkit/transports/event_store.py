@@ -9,14 +9,18 @@ An event id here is ``<stream id>/<sequence>``, and a stream id starts with its 
 the id alone says which stream (and session) to replay. :class:`EventStore` is the interface a
 shared store (Redis, say) implements when several server processes serve one session's
 reconnections; :class:`MemoryEventStore` is the default, bounded per stream.
+
+A store shared by several processes (:class:`FollowedEventStore`) also says when a stream ended and
+lets a process follow a stream that another one writes: a client that reconnects to a process other
+than the one doing the work is replayed to and then kept up to date from the store.
 """
 
 from __future__ import annotations
 
 from collections import deque
-from typing import Final, Protocol
+from typing import Final, Protocol, runtime_checkable
 
-__all__ = ["EventStore", "MemoryEventStore", "stream_of"]
+__all__ = ["EventStore", "FollowedEventStore", "MemoryEventStore", "stream_of"]
 
 _SEPARATOR: Final = "/"
 
@@ -40,6 +44,20 @@ class EventStore(Protocol):
 
     async def forget(self, stream_id: str) -> None:
         """Drop a stream's events (its session ended)."""
+        ...
+
+
+@runtime_checkable
+class FollowedEventStore(EventStore, Protocol):
+    """An :class:`EventStore` that several processes share, where one follows what another writes."""
+
+    async def end(self, stream_id: str) -> None:
+        """Mark *stream_id* finished: its followers stop after its last event."""
+        ...
+
+    async def follow(self, event_id: str, wait: float) -> tuple[list[tuple[str, bytes]], bool] | None:
+        """The events after *event_id* (waiting up to *wait* seconds for one if there is none yet)
+        and whether the stream has finished; ``None`` if *event_id* is unknown."""
         ...
 
 

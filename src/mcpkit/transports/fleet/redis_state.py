@@ -57,6 +57,17 @@ class RedisEventStore:
         return f"{stream_id}/{entry.decode()}"
 
     async def after(self, event_id: str) -> list[tuple[str, bytes]] | None:
+        followed = await self.follow(event_id, 0.0)
+        return None if followed is None else followed[0]
+
+    async def end(self, stream_id: str) -> None:
+        key = self._prefix + stream_id
+        async with self._client.pipeline(transaction=False) as pipe:
+            pipe.xadd(key, {"end": b""}, maxlen=self.per_stream, approximate=True)
+            pipe.expire(key, self.ttl)
+            await pipe.execute()
+
+    async def follow(self, event_id: str, wait: float) -> tuple[list[tuple[str, bytes]], bool] | None:
         stream_id, _, entry = event_id.rpartition("/")
         if not stream_id or not _ENTRY_ID.fullmatch(entry):
             return None
@@ -67,7 +78,15 @@ class RedisEventStore:
             known, rest = await pipe.execute()
         if not known:
             return None  # never issued, or trimmed: replay would have a gap
-        return [(f"{stream_id}/{found.decode()}", fields[b"d"]) for found, fields in rest]
+        if not rest and wait > 0:  # wait for the writer, wherever it is (XREAD BLOCK)
+            found = await self._client.xread({key: entry}, block=max(1, int(wait * 1000)))
+            rest = found[0][1] if found else []
+        events: list[tuple[str, bytes]] = []
+        for found_id, fields in rest:
+            if b"d" not in fields:
+                return events, True  # the end mark
+            events.append((f"{stream_id}/{found_id.decode()}", fields[b"d"]))
+        return events, False
 
     async def forget(self, stream_id: str) -> None:
         await self._client.delete(self._prefix + stream_id)
@@ -122,6 +141,26 @@ class RedisState:
         await self._client.set(
             self.prefix + "k:" + key, value, px=None if ttl is None else max(1, int(ttl * 1000))
         )
+
+    async def delete(self, key: str) -> None:
+        await self._client.delete(self.prefix + "k:" + key)
+
+    async def push(self, key: str, value: bytes, limit: int, ttl: float | None = None) -> None:
+        name = self.prefix + "k:" + key
+        async with self._client.pipeline(transaction=True) as pipe:
+            pipe.rpush(name, value)
+            pipe.ltrim(name, -limit, -1)
+            if ttl is not None:
+                pipe.pexpire(name, max(1, int(ttl * 1000)))
+            await pipe.execute()
+
+    async def pop_all(self, key: str) -> list[bytes]:
+        name = self.prefix + "k:" + key
+        async with self._client.pipeline(transaction=True) as pipe:  # taken whole, by one taker
+            pipe.lrange(name, 0, -1)
+            pipe.delete(name)
+            values, _ = await pipe.execute()
+        return list(values)
 
     async def shared_secret(self, name: str, size: int = 32) -> bytes:
         key = self.prefix + "k:" + name

@@ -4,10 +4,13 @@ One process serving alone keeps everything in memory and needs none of this. Sev
 behind a load balancer (``mcpkit run --redis URL`` on each, or ``--workers N``) must agree on a few
 things, and :class:`SharedState` is what they agree through:
 
-* **keys with expiry** (:meth:`~SharedState.get`, :meth:`~SharedState.put`): task records, so a
+* **keys with expiry** (:meth:`~SharedState.get`, :meth:`~SharedState.put`): handshake-era
+  session records, so a session opened on one node is served on any; task records, so a
   ``tasks/get`` lands on any node; the ``requestState`` sealing key, created once by whichever
   node comes first (:meth:`~SharedState.shared_secret`), so a multi round-trip retry opens on any
   node;
+* **queues** (:meth:`~SharedState.push`, :meth:`~SharedState.pop_all`): what waits for a
+  session's GET stream, taken by whichever process holds that stream;
 * **channels** (:meth:`~SharedState.publish`, :meth:`~SharedState.subscribe`): a list change or a
   resource update made on one node reaches the ``subscriptions/listen`` streams of every node, and
   a ``tasks/cancel`` or ``tasks/update`` reaches the node running the task;
@@ -22,6 +25,7 @@ bytes; what they mean is their users' business.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import logging
 import os
@@ -68,9 +72,22 @@ class SharedState(Protocol):
         """Set *key* to *value*, expiring after *ttl* seconds (``None``: never)."""
         ...
 
+    async def delete(self, key: str) -> None:
+        """Remove *key* (a value or a queue)."""
+        ...
+
     async def shared_secret(self, name: str, size: int = 32) -> bytes:
         """A random secret of *size* bytes, the same for every process sharing this state: the
         first to ask creates it, the others read it."""
+        ...
+
+    async def push(self, key: str, value: bytes, limit: int, ttl: float | None = None) -> None:
+        """Append *value* to the queue at *key*, keeping its last *limit* values; the queue
+        expires *ttl* seconds after the last push."""
+        ...
+
+    async def pop_all(self, key: str) -> list[bytes]:
+        """Take every value of the queue at *key*, oldest first (each is taken once, by one taker)."""
         ...
 
     async def publish(self, channel: str, data: bytes) -> None:
@@ -90,6 +107,7 @@ class MemoryState:
         self.events: EventStore = events if events is not None else MemoryEventStore()
         self._clock = clock
         self._values: dict[str, tuple[bytes, float | None]] = {}
+        self._queues: dict[str, tuple[collections.deque[bytes], float | None]] = {}
         self._channels: dict[str, list[Listener]] = {}
 
     async def start(self) -> None:
@@ -113,6 +131,25 @@ class MemoryState:
 
     async def put(self, key: str, value: bytes, ttl: float | None = None) -> None:
         self._values[key] = (value, None if ttl is None else self._clock() + ttl)
+
+    async def delete(self, key: str) -> None:
+        self._values.pop(key, None)
+        self._queues.pop(key, None)
+
+    async def push(self, key: str, value: bytes, limit: int, ttl: float | None = None) -> None:
+        entry = self._queues.get(key)
+        queue = (
+            entry[0] if entry is not None and not self._expired(entry[1]) else collections.deque(maxlen=limit)
+        )
+        queue.append(value)
+        self._queues[key] = (queue, None if ttl is None else self._clock() + ttl)
+
+    async def pop_all(self, key: str) -> list[bytes]:
+        entry = self._queues.pop(key, None)
+        return list(entry[0]) if entry is not None and not self._expired(entry[1]) else []
+
+    def _expired(self, expires: float | None) -> bool:
+        return expires is not None and expires <= self._clock()
 
     async def shared_secret(self, name: str, size: int = 32) -> bytes:
         secret = await self.get(name)

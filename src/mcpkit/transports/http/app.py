@@ -13,8 +13,9 @@ pace (408). Then:
   fleet: it has joined the shared state and the store answers; 503 otherwise), whatever the Host.
 
 With ``state=`` (a :class:`~mcpkit.transports.fleet.SharedState`, e.g. Redis) the app is one node of
-a fleet: resumable streams' events are kept there, and the server joins it at startup
-(:mod:`mcpkit.transports.fleet.node`).
+a fleet: the server joins it at startup (:mod:`mcpkit.transports.fleet.node`), handshake-era
+sessions are served by whichever node a request lands on (:mod:`.roaming`), and resumable streams'
+events are kept there, so ``Last-Event-ID`` replays anywhere.
 
 With ``auth=`` the server is an OAuth 2.1 resource server (:mod:`.auth`): every MCP request of
 either era passes the gate after the checks above (401, 403 or 503 otherwise), the Protected
@@ -53,6 +54,7 @@ from .auth import AuthGate, ProtectedResourceMetadata, owner_of
 from .cors import CorsPolicy
 from .legacy_sse import open_sse, post_message
 from .resume import ResumableStream, new_resumable, replay
+from .roaming import REPLAYED, SessionFleet
 from .sessions import DEFAULT_STREAM_QUEUE, HTTPSession, SessionTable, respond, standalone_stream
 from .stateless import answer_stateless, is_stateless
 
@@ -143,6 +145,7 @@ class StreamableHTTPApp:
             max_sessions_per_client=max_sessions_per_client,
             queue_limit=stream_queue_limit,
         )
+        self.fleet = SessionFleet(state, self.table, server) if state is not None else None
         self.body_timeout = body_timeout
         self.max_requests_per_session = max_requests_per_session
         self.stream_queue_limit = stream_queue_limit
@@ -241,6 +244,7 @@ class StreamableHTTPApp:
                 if method == "GET":
                     await open_sse(
                         self.table,
+                        self.fleet,
                         scope.get("root_path", "") + self.messages_path,
                         _client_of(scope),
                         receive,
@@ -254,7 +258,14 @@ class StreamableHTTPApp:
                     await plain(send, 415, b"Content-Type must be application/json")
                     return
                 await post_message(
-                    self.table, self.max_body_bytes, self.body_timeout, scope, receive, send, owner
+                    self.table,
+                    self.fleet,
+                    self.max_body_bytes,
+                    self.body_timeout,
+                    scope,
+                    receive,
+                    send,
+                    owner,
                 )
             else:
                 await plain(send, 405, b"POST messages here")
@@ -373,13 +384,18 @@ class StreamableHTTPApp:
             await send_json(send, 200, stream.answer)
             return
         self.table.add(session)
+        if self.fleet is not None:
+            await self.fleet.opened(session, request.params if isinstance(request.params, dict) else {})
         await send_json(send, 200, stream.answer, [(b"mcp-session-id", session.id.encode())])
 
     async def _session_for(
         self, session_id: str, headers: dict[str, str], send: Send, owner: str | None
     ) -> HTTPSession | None:
         """The session a message names; answers 404 (unknown, ended, or another caller's) or 400 itself."""
-        session = self.table.sessions.get(session_id)
+        if self.fleet is not None:
+            session = await self.fleet.find(session_id)  # this process's replica of the fleet's session
+        else:
+            session = self.table.sessions.get(session_id)
         if session is None or session.legacy or session.owner != owner:
             await error(send, 404, None, INVALID_REQUEST, "Session not found: initialize a new one")
             return None
@@ -390,6 +406,8 @@ class StreamableHTTPApp:
                         f"Bad Request: MCP-Protocol-Version {sent!r} is not the session's {negotiated!r}")  # fmt: skip
             return None
         session.touched = self.table.clock()
+        if self.fleet is not None:
+            self.fleet.touch(session)
         return session
 
     async def _in_session(
@@ -416,6 +434,12 @@ class StreamableHTTPApp:
             # request to ride on.
             bad = [e for e in events if isinstance(e, RemoteProtocolError)]
             good: list[jsonrpc.Event | RemoteProtocolError] = [e for e in events if e not in bad]
+            if self.fleet is not None:  # answers and cancellations: to the replica they concern
+                travel = [e for e in good if _for_any_replica(e)]
+                good = [e for e in good if e not in travel]
+                await self.fleet.forward(
+                    session.id, [jsonrpc.encode(e) for e in travel if not isinstance(e, RemoteProtocolError)]
+                )
             if good:
                 await peer.deliver(message if not bad else good)
             if bad:
@@ -432,6 +456,8 @@ class StreamableHTTPApp:
             return
         stream = session.open_stream(ids)
         await peer.deliver(message)
+        if self.fleet is not None and isinstance(message, jsonrpc.Request) and message.method in REPLAYED:
+            await self.fleet.replay_elsewhere(session, message)
         resumable: Callable[[], ResumableStream] | None = None
         if session.has("resumable_streams"):
             retry_ms = self.retry_ms if session.has("sse_polling") else None
@@ -475,12 +501,22 @@ class StreamableHTTPApp:
         if session is None:
             return
         if method == "DELETE":
+            if self.fleet is not None:
+                await self.fleet.delete(session)
             self.table.end(session)
             await plain(send, 200, b"")
         elif "last-event-id" in headers:
-            await replay(session.resumable, self.event_store, headers["last-event-id"], receive, send)
-        elif session.attached:
+            await replay(
+                session.resumable, self.event_store, headers["last-event-id"], receive, send, session.id
+            )
+        elif session.attached or (self.fleet is not None and await self.fleet.holder(session) is not None):
             await error(send, 409, None, INVALID_REQUEST, "Conflict: this session already has a GET stream")
+        elif self.fleet is not None:
+            self.fleet.hold(session)
+            try:
+                await standalone_stream(session, receive, send, b": stream open\n\n")
+            finally:
+                await self.fleet.release(session)
         else:
             await standalone_stream(session, receive, send, b": stream open\n\n")
 
@@ -497,6 +533,14 @@ def _client_of(scope: Scope) -> str:
     """The address a request came from (empty when the server does not say)."""
     client = scope.get("client")
     return str(client[0]) if client else ""
+
+
+def _for_any_replica(event: jsonrpc.Event | RemoteProtocolError) -> bool:
+    """An answer to a server request, or a cancellation: in a fleet, the replica that sent that
+    request (or runs the one cancelled) may be in another process."""
+    if isinstance(event, (jsonrpc.Response, jsonrpc.ErrorResponse)):
+        return True
+    return isinstance(event, jsonrpc.Notification) and event.method == "notifications/cancelled"
 
 
 def _answerable_ids(events: list[jsonrpc.Event | RemoteProtocolError]) -> list[jsonrpc.RequestId]:

@@ -4,12 +4,17 @@ GET on the SSE path opens a session whose first event, ``endpoint``, names the U
 to (``<messages path>?session_id=<id>``). Each POST is accepted with 202 and its message delivered to
 the session's peer; answers, notifications and server requests all come back on the GET stream.
 Closing that stream ends the session.
+
+In a fleet the session stays on the process holding its stream; a message POSTed to another process
+is forwarded there over the session's channel (:mod:`.roaming`).
 """
 
 from __future__ import annotations
 
+from ... import _jsonrpc as jsonrpc
 from ..._errors import RemoteProtocolError
 from ._asgi import BodyRefused, Receive, Scope, Send, plain, read_body
+from .roaming import SessionFleet
 from .sessions import SessionTable, standalone_stream
 
 __all__ = ["open_sse", "post_message"]
@@ -17,6 +22,7 @@ __all__ = ["open_sse", "post_message"]
 
 async def open_sse(
     table: SessionTable,
+    fleet: SessionFleet | None,
     messages_path: str,
     client: str,
     receive: Receive,
@@ -35,6 +41,8 @@ async def open_sse(
     session = table.add(new)
     endpoint = f"{messages_path}?session_id={session.id}".encode()
     try:
+        if fleet is not None:
+            await fleet.opened(session, {})
         await standalone_stream(session, receive, send, b"event: endpoint\ndata: " + endpoint + b"\n\n")
     finally:
         table.end(session)
@@ -42,6 +50,7 @@ async def open_sse(
 
 async def post_message(
     table: SessionTable,
+    fleet: SessionFleet | None,
     max_body_bytes: int,
     body_timeout: float,
     scope: Scope,
@@ -53,14 +62,29 @@ async def post_message(
     query = dict(
         part.split("=", 1) for part in scope.get("query_string", b"").decode().split("&") if "=" in part
     )
-    session = table.sessions.get(query.get("session_id", ""))
-    if session is None or not session.legacy or session.owner != owner:
+    session_id = query.get("session_id", "")
+    session = table.sessions.get(session_id)
+    elsewhere = False
+    if session is None and fleet is not None:  # held by another process of the fleet?
+        legacy, opener = await fleet.legacy_owner(session_id)
+        elsewhere = legacy and opener == owner
+    if not elsewhere and (session is None or not session.legacy or session.owner != owner):
         await plain(send, 404, b"unknown session")
         return
     try:
         body = await read_body(receive, max_body_bytes, body_timeout)
     except BodyRefused as exc:
         await plain(send, exc.status, str(exc).encode())
+        return
+    if session is None:
+        assert fleet is not None
+        try:
+            jsonrpc.decode(body)  # refused here as it would be there
+        except RemoteProtocolError as exc:
+            await plain(send, 400, str(exc).encode())
+            return
+        await plain(send, 202, b"Accepted")
+        await fleet.forward(session_id, [body])
         return
     peer = session.served.peer
     try:

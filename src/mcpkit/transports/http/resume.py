@@ -6,6 +6,10 @@ client whose stream dropped can come back with GET and ``Last-Event-ID`` and rec
 the stream that was disconnected"), and then follow the stream live until the answer. From
 2025-11-25 the stream opens with a priming event (an id, empty data and ``retry``), which also lets
 the server end the stream on purpose and have the client poll (``ctx.close_response_stream()``).
+
+In a fleet the store is shared (a :class:`~mcpkit.transports.event_store.FollowedEventStore`): a
+reconnection that reaches a process other than the one writing the stream is replayed from the
+store, then follows it there until its end mark.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from collections.abc import Awaitable, Callable
 from typing import Final
 
 from ..._errors import INVALID_REQUEST
-from ..event_store import EventStore, stream_of
+from ..event_store import EventStore, FollowedEventStore, stream_of
 from ._asgi import SSE_HEADERS, Receive, Send, end_body, error, event, send_body, wait_disconnect
 
 __all__ = ["FINISHED_STREAMS_KEPT", "LiveStream", "ResumableStream", "replay"]
@@ -41,8 +45,16 @@ class LiveStream:
 class ResumableStream:
     """One POST's event stream, kept in the event store as it is written."""
 
-    def __init__(self, store: EventStore, stream_id: str, live: LiveStream, retry_ms: int | None) -> None:
+    def __init__(
+        self,
+        store: EventStore,
+        stream_id: str,
+        live: LiveStream,
+        retry_ms: int | None,
+        chore: Callable[[Awaitable[None]], None] | None = None,
+    ) -> None:
         self.store = store
+        self._chore = chore
         self.stream_id = stream_id
         self.live = live
         self.retry_ms = retry_ms  # None: no priming event (before 2025-11-25)
@@ -67,6 +79,8 @@ class ResumableStream:
     def finish(self) -> None:
         self.live.done = True
         self.live.touch()
+        if self._chore is not None and isinstance(self.store, FollowedEventStore):
+            self._chore(self.store.end(self.stream_id))  # for followers in other processes
 
 
 def new_resumable(
@@ -83,14 +97,28 @@ def new_resumable(
     for old in finished[: max(0, len(finished) - FINISHED_STREAMS_KEPT)]:
         del streams[old]
         forget(store.forget(old))
-    return ResumableStream(store, stream_id, live, retry_ms)
+    return ResumableStream(store, stream_id, live, retry_ms, forget)
 
 
 async def replay(
-    streams: dict[str, LiveStream], store: EventStore, last_event_id: str, receive: Receive, send: Send
+    streams: dict[str, LiveStream],
+    store: EventStore,
+    last_event_id: str,
+    receive: Receive,
+    send: Send,
+    session_id: str | None = None,
 ) -> None:
-    """GET with ``Last-Event-ID``: replay the rest of that stream, then follow it to its end."""
+    """GET with ``Last-Event-ID``: replay the rest of that stream, then follow it to its end (in a
+    fleet, a stream of session *session_id* written by another process, from the shared store)."""
     live = streams.get(stream_of(last_event_id))
+    if (
+        live is None
+        and session_id is not None
+        and isinstance(store, FollowedEventStore)
+        and stream_of(last_event_id).startswith(session_id + "-")
+    ):
+        await _follow_shared(store, last_event_id, receive, send)
+        return
     events = await store.after(last_event_id) if live is not None else None
     if live is None or events is None:
         await error(send, 400, None, INVALID_REQUEST,
@@ -113,6 +141,41 @@ async def replay(
                 waiting.cancel()
                 return
             events = await store.after(last_event_id)
+    finally:
+        disconnected.cancel()
+        await end_body(send)
+
+
+#: Seconds one wait for a stream written elsewhere lasts before the client is checked on again.
+_FOLLOW_WAIT: Final = 2.0
+
+
+async def _follow_shared(store: FollowedEventStore, last_event_id: str, receive: Receive, send: Send) -> None:
+    followed = await store.follow(last_event_id, 0.0)
+    if followed is None:
+        await error(send, 400, None, INVALID_REQUEST,
+                    "Bad Request: Last-Event-ID names no stream of this session that can be resumed")  # fmt: skip
+        return
+    events, finished = followed
+    await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
+    disconnected = asyncio.ensure_future(wait_disconnect(receive))
+    try:
+        while True:
+            for event_id, data in events:
+                if data:  # not a priming event
+                    await event(send, data, event_id)
+                last_event_id = event_id
+            if finished:
+                return
+            following = asyncio.ensure_future(store.follow(last_event_id, _FOLLOW_WAIT))
+            done, _ = await asyncio.wait({following, disconnected}, return_when=asyncio.FIRST_COMPLETED)
+            if following not in done:
+                following.cancel()
+                return
+            followed = following.result()
+            if followed is None:
+                return
+            events, finished = followed
     finally:
         disconnected.cancel()
         await end_body(send)

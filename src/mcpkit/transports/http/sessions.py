@@ -22,6 +22,11 @@ A change notification already waiting in the queue is not queued again (a list t
 before the client heard of it changed once, for the client), so a burst of changes costs a reader
 one message, not thousands.
 
+In a fleet (:mod:`.roaming`) a session is served by every process a request of it lands on: each
+holds a replica of it (a peer of its own, restored from the shared record), and what a replica sends
+that belongs on the GET stream travels to the process holding that stream (its :attr:`HTTPSession.fleet`
+routes it).
+
 From 2025-03-26 a POST's event stream is resumable: its events get ids and are kept in the event
 store, a dropped stream does not cancel its requests ("disconnection SHOULD NOT be interpreted as
 the client cancelling its request"), and GET with ``Last-Event-ID`` replays what was missed (see
@@ -37,7 +42,7 @@ import logging
 import secrets
 import time
 from collections.abc import Awaitable, Callable
-from typing import Final
+from typing import Final, Protocol
 
 from ... import _jsonrpc as jsonrpc
 from ..._errors import ConnectionClosed
@@ -65,6 +70,15 @@ BACKLOG: Final = 256
 #: Messages queued for an open GET stream (or listen stream) that is not being read; beyond it the
 #: stream is ended.
 DEFAULT_STREAM_QUEUE: Final = 1024
+
+
+class SessionRouter(Protocol):
+    """Where a fleet replica's messages for the GET stream go when that stream is not held here."""
+
+    async def route_out(self, session: HTTPSession, message: bytes, is_request: bool) -> None:
+        """Take *message* to the session's GET stream wherever it is held (or keep it for it).
+        Raises ``ConnectionClosed`` for a request that no stream can carry."""
+        ...
 
 
 def coalescible(message: bytes) -> bool:
@@ -160,8 +174,11 @@ class HTTPSession:
         legacy: bool = False,
         queue_limit: int = DEFAULT_STREAM_QUEUE,
         client: str = "",
+        session_id: str | None = None,
     ) -> None:
-        self.id = secrets.token_urlsafe(24)  # "cryptographically secure": it is a bearer of the session
+        #: "cryptographically secure": it is a bearer of the session. (A fleet replica takes the
+        #: id of the session it serves.)
+        self.id = session_id if session_id is not None else secrets.token_urlsafe(24)
         self.legacy = legacy  # a 2024-11-05 HTTP+SSE session: everything goes on its one stream
         self.client = client  # the address it was opened from (sessions per client are capped)
         #: Who opened it, on a protected endpoint (see ``auth.owner_of``): only they may use it.
@@ -183,6 +200,12 @@ class HTTPSession:
         #: Resumable response streams, by stream id (see .resume).
         self.resumable: dict[str, LiveStream] = {}
         self._next_stream = 0
+        #: In a fleet: where GET-stream messages go when the stream is held elsewhere, and whether
+        #: this is the session's home (where it was initialized: its list changes are told from
+        #: there only, or every replica would tell them).
+        self.fleet: SessionRouter | None = None
+        self.home = True
+        self._stream_prefix = f"{self.id}-"
         self.served: ServerSession = endpoint.connect(self)
 
     @property
@@ -197,7 +220,13 @@ class HTTPSession:
 
     def new_stream_id(self) -> str:
         self._next_stream += 1
-        return f"{self.id}-{self._next_stream}"
+        return f"{self._stream_prefix}{self._next_stream}"
+
+    def join_fleet(self, router: SessionRouter, home: bool) -> None:
+        """Serve this session as one replica of a fleet (see :mod:`.roaming`)."""
+        self.fleet, self.home = router, home
+        # Stream ids unique across the fleet's replicas of the session, still starting with its id.
+        self._stream_prefix = f"{self.id}-{secrets.token_hex(4)}-"
 
     # -- the peer's transport ----------------------------------------------------------------------
 
@@ -221,6 +250,10 @@ class HTTPSession:
             logger.debug("dropping the answer to %r: its response stream is closed", related)
         elif self.ended.is_set():
             raise ConnectionClosed("the session has ended")
+        elif self.fleet is not None and not self.attached:
+            if not self.home and b'/list_changed"' in message[:72]:
+                return  # the session's home tells it
+            await self.fleet.route_out(self, message, isinstance(jsonrpc.decode(message), jsonrpc.Request))
         elif not self.attached and isinstance(jsonrpc.decode(message), jsonrpc.Request):
             # A request that no stream can carry would wait for an answer for ever.
             raise ConnectionClosed("no open stream to the client (open one with GET)")
@@ -317,6 +350,8 @@ class SessionTable:
         self.sessions: dict[str, HTTPSession] = {}
         self._expired_at = 0.0  # when expire_idle last looked
         self._chores: set[asyncio.Task[None]] = set()
+        #: Called with each session as it ends (a fleet forgets its replica).
+        self.on_end: Callable[[HTTPSession], None] | None = None
 
     def new(self, *, legacy: bool = False, client: str = "") -> HTTPSession | None:
         """A new session for *client* (an address; not yet in the table), or ``None`` if the table
@@ -356,6 +391,8 @@ class SessionTable:
         session.resumable.clear()
         session.end()
         self.endpoint.disconnect(session.served)
+        if self.on_end is not None:
+            self.on_end(session)
 
     def expire_idle(self) -> None:
         # A walk over every session, so at most once a second rather than on every request.

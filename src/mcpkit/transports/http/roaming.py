@@ -1,0 +1,300 @@
+"""Handshake-era sessions across a fleet: any process serves any session, no sticky routing.
+
+Clients of the handshake era name their session with ``Mcp-Session-Id`` on every request, and a
+load balancer sends each request wherever it likes (clients such as Cursor and Claude Code keep no
+cookies). So a session lives in the fleet's shared state, and each process that gets a request of
+it serves it from a *replica*:
+
+* **the record** (``sess:<id>``: the ``initialize`` parameters, the owner, the log level) is written
+  when the session opens and kept alive by use (it expires after the session's idle time). A
+  process that gets a request for a session it does not hold restores a replica from it by
+  replaying the handshake on a fresh peer: same revision, same client capabilities, same id.
+* **requests** are served where they land; their answers, progress and server-to-client requests
+  go back on that POST's own response, as in one process.
+* **the client's answers** to server-to-client requests, and its ``notifications/cancelled``, may
+  land anywhere: they are published on the session's channel, and the replica waiting for that id
+  (or running that request) takes them; the others find nothing to settle.
+* **the GET stream** is held by one process at a time (``sess:<id>:get`` names it). What another
+  replica sends there (a resource update, a task's status, a request with no POST to ride on) is
+  queued in the shared state and the holder is woken to take it; while no stream is open the queue
+  keeps the last :data:`~.sessions.BACKLOG` messages for the next one. A list change is told by the
+  session's home (where ``initialize`` was answered) only, or every replica would tell it.
+* ``logging/setLevel`` and ``resources/unsubscribe`` are replayed on every replica (a
+  subscription made on one replica must end wherever the unsubscribe lands); DELETE ends every
+  replica.
+* **HTTP+SSE** (2024-11-05) sessions stay on the process holding their one stream: a message
+  POSTed elsewhere is forwarded there over the channel.
+
+Resumable streams' events are in the shared event store, so ``Last-Event-ID`` replays on any
+process (:mod:`.resume`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import secrets
+import time
+from collections.abc import Awaitable
+from typing import Any, Final
+
+from ... import _jsonrpc as jsonrpc
+from ..._errors import ConnectionClosed, RemoteProtocolError
+from ...kernel import Endpoint
+from ..fleet.state import SharedState, Unsubscribe
+from .sessions import BACKLOG, HTTPSession, SessionTable
+
+__all__ = ["SessionFleet"]
+
+logger = logging.getLogger("mcpkit.fleet")
+
+#: How long the record of the GET stream's holder lasts without a refresh (a killed process's claim
+#: lapses after it), and how often a live holder refreshes it.
+HOLD_TTL: Final = 30.0
+HOLD_REFRESH: Final = 10.0
+#: Requests whose effect every replica must see (replayed there, their answers dropped).
+REPLAYED: Final = frozenset({"logging/setLevel", "resources/unsubscribe"})
+
+# Channel message kinds: the first byte, then this process's id, "|", the payload.
+_IN, _WAKE, _END, _REPLAY = b"i", b"w", b"e", b"r"
+
+
+class SessionFleet:
+    """This process's part in serving handshake-era sessions across the fleet sharing *state*."""
+
+    def __init__(self, state: SharedState, table: SessionTable, endpoint: Endpoint) -> None:
+        self.state = state
+        self.table = table
+        self.endpoint = endpoint
+        self.node = secrets.token_hex(6).encode()
+        self._records: dict[str, bytes] = {}  # what each replica's record says, to refresh it
+        self._refreshed: dict[str, float] = {}
+        self._channels: dict[str, Unsubscribe] = {}
+        self._restoring: dict[str, asyncio.Task[HTTPSession | None]] = {}
+        self._holding: dict[str, asyncio.Task[None]] = {}
+        self._chores: set[asyncio.Task[Any]] = set()
+        table.on_end = self._ended
+
+    # -- records -----------------------------------------------------------------------------------
+
+    async def opened(self, session: HTTPSession, init: dict[str, Any]) -> None:
+        """*session* was just opened here (its home): write its record, listen to its channel."""
+        record = {"init": init, "owner": session.owner, "client": session.client, "legacy": session.legacy}
+        await self._keep(session, json.dumps(record).encode(), home=True)
+
+    async def _keep(self, session: HTTPSession, record: bytes, home: bool) -> None:
+        self._records[session.id] = record
+        self._refreshed[session.id] = time.monotonic()
+        await self.state.put(_record(session.id), record, self.table.idle_seconds)
+        if not session.legacy:  # an HTTP+SSE session's one stream is always here
+            session.join_fleet(self, home)
+        self._channels[session.id] = await self.state.subscribe(_channel(session.id), self._heard(session))
+
+    def touch(self, session: HTTPSession) -> None:
+        """A request of *session* came here: keep its record alive (written at most every few
+        seconds per process, so a busy session costs no store write per request)."""
+        record = self._records.get(session.id)
+        now = time.monotonic()
+        if record is None or now - self._refreshed.get(session.id, 0.0) < min(
+            30.0, self.table.idle_seconds / 4
+        ):
+            return
+        self._refreshed[session.id] = now
+        self._chore(self.state.put(_record(session.id), record, self.table.idle_seconds))
+
+    async def find(self, session_id: str) -> HTTPSession | None:
+        """The session *session_id* as this process serves it: its replica here, restored from the
+        shared record if need be; ``None`` if the fleet has no such (streamable HTTP) session."""
+        local = self.table.sessions.get(session_id)
+        if local is not None:
+            return local
+        task = self._restoring.get(session_id)
+        if task is None:  # one restore at a time per session, however many requests wait for it
+            task = asyncio.ensure_future(self._restore(session_id))
+            self._restoring[session_id] = task
+            task.add_done_callback(lambda _: self._restoring.pop(session_id, None))
+        return await asyncio.shield(task)
+
+    async def _restore(self, session_id: str) -> HTTPSession | None:
+        data = await self.state.get(_record(session_id))
+        if data is None:
+            return None
+        record = json.loads(data)
+        if record.get("legacy"):
+            return None  # an HTTP+SSE session lives where its stream is
+        session = HTTPSession(
+            self.endpoint,
+            queue_limit=self.table.queue_limit,
+            client=record.get("client", ""),
+            session_id=session_id,
+        )
+        session.owner = record.get("owner")
+        # The handshake, replayed on this replica's peer: same revision, same client capabilities.
+        rid = f"fleet-{secrets.token_hex(4)}"
+        stream = session.open_stream([rid])
+        await session.served.peer.deliver(jsonrpc.Request(id=rid, method="initialize", params=record["init"]))
+        await stream.wait()
+        session.close_response(stream, [rid])
+        if session.version is None:
+            session.end()
+            self.endpoint.disconnect(session.served)
+            return None
+        await session.served.peer.deliver(jsonrpc.Notification(method="notifications/initialized"))
+        for request in record.get("replayed", []):
+            await self._replay(session, request)
+        self.table.add(session)
+        await self._keep(session, data, home=False)
+        return session
+
+    async def legacy_owner(self, session_id: str) -> tuple[bool, str | None]:
+        """Whether *session_id* is an HTTP+SSE session of the fleet, and who opened it."""
+        data = await self.state.get(_record(session_id))
+        if data is None:
+            return False, None
+        record = json.loads(data)
+        return bool(record.get("legacy")), record.get("owner")
+
+    async def delete(self, session: HTTPSession) -> None:
+        """DELETE: the session ends on every process."""
+        await self.state.delete(_record(session.id))
+        await self.state.delete(_queue(session.id))
+        await self._publish(session.id, _END, b"")
+
+    def _ended(self, session: HTTPSession) -> None:
+        self._records.pop(session.id, None)
+        self._refreshed.pop(session.id, None)
+        holder = self._holding.pop(session.id, None)
+        if holder is not None:
+            holder.cancel()
+        stop = self._channels.pop(session.id, None)
+        if stop is not None:
+            self._chore(stop())
+        if session.legacy:
+            self._chore(self.state.delete(_record(session.id)))
+
+    # -- what the client sends ---------------------------------------------------------------------
+
+    async def forward(self, session_id: str, messages: list[bytes]) -> None:
+        """Answers and cancellations (or, for HTTP+SSE, any message): to every replica."""
+        for message in messages:
+            await self._publish(session_id, _IN, message)
+
+    async def replay_elsewhere(self, session: HTTPSession, request: jsonrpc.Request) -> None:
+        """A request whose effect every replica must see (:data:`REPLAYED`): the others run it too,
+        and replicas restored later replay it from the record."""
+        params = request.params if isinstance(request.params, dict) else {}
+        body = json.dumps({"method": request.method, "params": params}).encode()
+        await self._publish(session.id, _REPLAY, body)
+        record = json.loads(self._records.get(session.id, b"{}"))
+        if record:
+            replayed = [r for r in record.get("replayed", []) if r.get("method") != "logging/setLevel"]
+            if request.method == "logging/setLevel":
+                replayed.append({"method": request.method, "params": params})
+            record["replayed"] = replayed
+            self._records[session.id] = data = json.dumps(record).encode()
+            await self.state.put(_record(session.id), data, self.table.idle_seconds)
+
+    async def _replay(self, session: HTTPSession, request: dict[str, Any]) -> None:
+        rid = f"fleet-{secrets.token_hex(4)}"
+        stream = session.open_stream([rid])  # its answer is nobody's
+        await session.served.peer.deliver(
+            jsonrpc.Request(id=rid, method=request["method"], params=request.get("params", {}))
+        )
+        await stream.wait()
+        session.close_response(stream, [rid])
+
+    # -- the GET stream ----------------------------------------------------------------------------
+
+    async def holder(self, session: HTTPSession) -> bytes | None:
+        """The process holding the session's GET stream, if any."""
+        return await self.state.get(_holder(session.id))
+
+    def hold(self, session: HTTPSession) -> None:
+        """This process now holds the session's GET stream: claim it and take what waits."""
+        self._holding[session.id] = asyncio.ensure_future(self._keep_holding(session))
+
+    async def _keep_holding(self, session: HTTPSession) -> None:
+        try:
+            await self._drain(session)
+            while True:
+                await self.state.put(_holder(session.id), self.node, HOLD_TTL)
+                await asyncio.sleep(HOLD_REFRESH)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            logger.warning("session %s: cannot keep its stream's claim: %s", session.id[:8], exc)
+
+    async def release(self, session: HTTPSession) -> None:
+        """The GET stream held here closed."""
+        task = self._holding.pop(session.id, None)
+        if task is not None:
+            task.cancel()
+        if await self.state.get(_holder(session.id)) == self.node:
+            await self.state.delete(_holder(session.id))
+
+    async def route_out(self, session: HTTPSession, message: bytes, is_request: bool) -> None:
+        if is_request and await self.holder(session) is None:
+            raise ConnectionClosed("no open stream to the client (open one with GET)")
+        await self.state.push(_queue(session.id), message, BACKLOG, self.table.idle_seconds)
+        await self._publish(session.id, _WAKE, b"")
+
+    async def _drain(self, session: HTTPSession) -> None:
+        if session.attached:
+            for message in await self.state.pop_all(_queue(session.id)):
+                await session.send_related(message, None, False)
+
+    # -- the channel -------------------------------------------------------------------------------
+
+    async def _publish(self, session_id: str, kind: bytes, payload: bytes) -> None:
+        await self.state.publish(_channel(session_id), kind + self.node + b"|" + payload)
+
+    def _heard(self, session: HTTPSession) -> Any:
+        def heard(data: bytes) -> None:
+            kind, sender, payload = data[:1], data[1:].partition(b"|")[0], data[1:].partition(b"|")[2]
+            if session.ended.is_set():
+                return
+            if kind == _IN:
+                self._chore(self._deliver(session, payload))
+            elif kind == _WAKE and session.attached:
+                self._chore(self._drain(session))
+            elif kind == _END:
+                self.table.end(session)
+            elif kind == _REPLAY and sender != self.node:
+                self._chore(self._replay(session, json.loads(payload)))
+
+        return heard
+
+    async def _deliver(self, session: HTTPSession, payload: bytes) -> None:
+        session.touched = self.table.clock()  # in use, though through another process
+        try:
+            message = session.served.peer.decode(payload)
+        except RemoteProtocolError:
+            return
+        await session.served.peer.deliver(message)
+
+    def _chore(self, work: Awaitable[Any]) -> None:
+        task = asyncio.ensure_future(work)
+        self._chores.add(task)
+        task.add_done_callback(self._done)
+
+    def _done(self, task: asyncio.Task[Any]) -> None:
+        self._chores.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            logger.warning("fleet session upkeep failed: %s", task.exception())
+
+
+def _record(session_id: str) -> str:
+    return f"sess:{session_id}"
+
+
+def _holder(session_id: str) -> str:
+    return f"sess:{session_id}:get"
+
+
+def _queue(session_id: str) -> str:
+    return f"sess:{session_id}:out"
+
+
+def _channel(session_id: str) -> str:
+    return f"sess:{session_id}"
