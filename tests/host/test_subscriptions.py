@@ -6,13 +6,15 @@ that records what it was sent."""
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from mcpkit import Client, TextContent
+from mcpkit import Client, RPCError, TextContent
 from mcpkit.gateway import Gateway
 from mcpkit.transports.memory import memory_pair
 
@@ -109,5 +111,36 @@ def test_a_caller_that_goes_away_unsubscribes(tmp_path: Path) -> None:
                     " ".join(b.text for b in result.content if isinstance(b, TextContent))
                     == "+rec://a -rec://a"
                 )
+
+    run(main())
+
+
+def test_a_server_that_restarts_is_subscribed_again(tmp_path: Path) -> None:
+    servers = {
+        "rec": {
+            "command": sys.executable,
+            "args": [str(SERVERS / "recorder.py")],
+            "protocolVersion": "2025-11-25",
+        }
+    }
+    gateway = Gateway(config(servers, tmp_path))
+
+    def text(result: Any) -> str:
+        return " ".join(b.text for b in result.content if isinstance(b, TextContent))
+
+    async def main() -> None:
+        async with gateway, Caller(gateway, "2025-11-25") as caller:
+            await caller.subscribe_resource("rec://a")
+            os.kill(int(text(await caller.call_tool("rec__pid"))), signal.SIGKILL)
+            async with asyncio.timeout(30):
+                while True:  # the host restarts the server; the new process is asked again
+                    if gateway.host.status()["rec"].state == "ready":
+                        try:
+                            if text(await caller.call_tool("rec__events")) == "+rec://a":
+                                break
+                        except RPCError:
+                            pass
+                    await asyncio.sleep(0.1)
+            assert gateway.host.status()["rec"].restarts >= 1
 
     run(main())

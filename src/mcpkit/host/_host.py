@@ -118,6 +118,8 @@ class Host:
         self._published: dict[str, Any] = {}
         #: The URIs :meth:`subscribe` subscribed to, and on which server.
         self.subscribed: dict[str, str] = {}
+        self._subscribed_on: dict[str, object] = {}  # uri -> the connection it was made on
+        self._background: set[asyncio.Task[None]] = set()
 
     # -- lifecycle ---------------------------------------------------------------------------------
 
@@ -142,6 +144,8 @@ class Host:
 
     async def aclose(self) -> None:
         """Close every connection (stdio servers get EOF, then SIGTERM, then SIGKILL)."""
+        for task in self._background:
+            task.cancel()
         await asyncio.gather(*(u.aclose() for u in self.upstreams.values()), return_exceptions=True)
         self.audit.close()
 
@@ -203,6 +207,31 @@ class Host:
 
     def _lists_changed(self, key: str) -> None:
         self._rebuild()
+        self._resubscribe(key)
+
+    def _resubscribe(self, key: str) -> None:
+        """A server that connected again has forgotten our subscriptions: make them again."""
+        upstream = self.upstreams[key]
+        client = upstream.client
+        if client is None or upstream.status.state != "ready":
+            return
+        stale = [
+            u for u, s in self.subscribed.items() if s == key and self._subscribed_on.get(u) is not client
+        ]
+        if not stale:
+            return
+        for uri in stale:
+            self._subscribed_on[uri] = client
+
+        async def again() -> None:
+            for uri in stale:
+                if self.subscribed.get(uri) == key:
+                    with contextlib.suppress(MCPError):
+                        await upstream.call(lambda c: c.subscribe_resource(uri))  # noqa: B023 (awaited here)
+
+        task = asyncio.ensure_future(again())
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
 
     def _rebuild(self) -> None:
         live = [(u.config, u) for u in self.upstreams.values()]
@@ -396,7 +425,7 @@ class Host:
             return False
         with contextlib.suppress(MCPError):
             await upstream.call(lambda c: c.subscribe_resource(uri))
-            self.subscribed[uri] = server
+            self.subscribed[uri], self._subscribed_on[uri] = server, client
             return True
         return False
 
@@ -404,6 +433,7 @@ class Host:
         """Undo :meth:`subscribe` of *uri* on the server it was made on; False if there was none
         (or the server is not connected: the subscription went with its connection)."""
         server = self.subscribed.pop(uri, None)
+        self._subscribed_on.pop(uri, None)
         if server is None:
             return False
         with contextlib.suppress(MCPError):

@@ -13,7 +13,8 @@ from mcpkit.lowlevel import LowLevelServer
 server = LowLevelServer("recorder", "1.0.0")
 server.extra_capabilities = {"resources": {"subscribe": True}}  # and no listChanged anywhere
 
-TOOLS: list[str] = ["grow", "events"]
+BUILT_IN = ("grow", "events", "pid")
+TOOLS: list[str] = list(BUILT_IN)
 EVENTS: list[str] = []
 RESOURCES = ["rec://a", "rec://b"]
 
@@ -31,11 +32,11 @@ async def list_tools(params: dict[str, Any], ctx: Context) -> dict[str, Any]:
 async def call_tool(params: dict[str, Any], ctx: Context) -> dict[str, Any]:
     name = params.get("name")
     if name == "grow":  # a new tool, and no notifications/tools/list_changed
-        TOOLS.append(f"extra{len(TOOLS) - 1}")
+        TOOLS.append(f"extra{len(TOOLS) - len(BUILT_IN) + 1}")
         return _text(TOOLS[-1])
     if name == "events":
         return _text(" ".join(EVENTS))
-    if name == "pid":  # (not listed)
+    if name == "pid":
         return _text(str(os.getpid()))
     return _text(str(name))
 
