@@ -50,7 +50,7 @@ async def slow(seconds: float, ctx: Context) -> str:
     """Work for *seconds*, reporting progress ten times."""
     for step in range(10):
         await asyncio.sleep(seconds / 10)
-        await ctx.report_progress(step + 1, 10)
+        await ctx.report_progress(step + 1, 10, f"on {os.getpid()}")
     return f"slept {seconds:g}s on {os.getpid()}"
 
 

@@ -55,6 +55,10 @@ class FollowedEventStore(EventStore, Protocol):
         """Mark *stream_id* finished: its followers stop after its last event."""
         ...
 
+    async def count(self, stream_id: str) -> int:
+        """How many events of *stream_id* carry data (priming events do not)."""
+        ...
+
     async def follow(self, event_id: str, wait: float) -> tuple[list[tuple[str, bytes]], bool] | None:
         """The events after *event_id* (waiting up to *wait* seconds for one if there is none yet)
         and whether the stream has finished; ``None`` if *event_id* is unknown."""

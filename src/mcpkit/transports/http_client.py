@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 from typing import Any
 
 import httpx
@@ -33,6 +34,8 @@ from .._headers import encode_header_value, header_value_of, value_at
 from .._methods import mcp_name_field
 
 __all__ = ["HTTPClientTransport"]
+
+logger = logging.getLogger("mcpkit.client")
 
 
 class _StreamState:
@@ -181,7 +184,7 @@ class HTTPClientTransport:
 
     async def _read_events(self, reply: httpx.Response, request_id: Any = None) -> None:
         stream = _StreamState()
-        await self._pump(reply, request_id, stream)
+        await self._pump_until_broken(reply, request_id, stream)
         # "If the stream ends before the response, the client reconnects with GET and Last-Event-ID
         # after the server's retry" (2025-03-26 to 2025-11-25; the stateless era has no sessions).
         reconnects = 0
@@ -206,7 +209,7 @@ class HTTPClientTransport:
                     "text/event-stream"
                 ):
                     break
-                await self._pump(again, request_id, stream)
+                await self._pump_until_broken(again, request_id, stream)
         if request_id is not None and not stream.answered:
             self._fail(request_id, "the event stream ended before the response", None)
 
@@ -233,6 +236,16 @@ class HTTPClientTransport:
             except httpx.HTTPError:
                 pass
             await asyncio.sleep((stream.retry_ms if stream.retry_ms is not None else 1000) / 1000)
+
+    async def _pump_until_broken(self, reply: httpx.Response, request_id: Any, stream: _StreamState) -> None:
+        """:meth:`_pump`, where a connection lost mid-stream (the server process died, a proxy
+        dropped it) ends the stream like a clean end does: what follows is resumed, if it can be."""
+        try:
+            await self._pump(reply, request_id, stream)
+        except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
+            if request_id is None or stream.last_event_id is None or self.session_id is None:
+                raise
+            logger.info("the event stream of request %r broke (%s); resuming", request_id, exc)
 
     async def _pump(self, reply: httpx.Response, request_id: Any, stream: _StreamState) -> None:
         """Pass each event's data to the inbox, noting ids, ``retry`` and whether the answer came."""

@@ -60,6 +60,10 @@ class RedisEventStore:
         followed = await self.follow(event_id, 0.0)
         return None if followed is None else followed[0]
 
+    async def count(self, stream_id: str) -> int:
+        entries = await self._client.xrange(self._prefix + stream_id, "-", "+")
+        return sum(1 for _, fields in entries if fields.get(b"d"))
+
     async def end(self, stream_id: str) -> None:
         key = self._prefix + stream_id
         async with self._client.pipeline(transaction=False) as pipe:
@@ -144,6 +148,11 @@ class RedisState:
 
     async def delete(self, key: str) -> None:
         await self._client.delete(self.prefix + "k:" + key)
+
+    async def claim(self, key: str, value: bytes, ttl: float) -> bool:
+        return bool(
+            await self._client.set(self.prefix + "k:" + key, value, nx=True, px=max(1, int(ttl * 1000)))
+        )
 
     async def push(self, key: str, value: bytes, limit: int, ttl: float | None = None) -> None:
         name = self.prefix + "k:" + key

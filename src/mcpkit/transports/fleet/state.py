@@ -76,6 +76,10 @@ class SharedState(Protocol):
         """Remove *key* (a value or a queue)."""
         ...
 
+    async def claim(self, key: str, value: bytes, ttl: float) -> bool:
+        """Set *key* to *value* for *ttl* seconds unless it is set: whether this caller got it."""
+        ...
+
     async def shared_secret(self, name: str, size: int = 32) -> bytes:
         """A random secret of *size* bytes, the same for every process sharing this state: the
         first to ask creates it, the others read it."""
@@ -135,6 +139,12 @@ class MemoryState:
     async def delete(self, key: str) -> None:
         self._values.pop(key, None)
         self._queues.pop(key, None)
+
+    async def claim(self, key: str, value: bytes, ttl: float) -> bool:
+        if await self.get(key) is not None:
+            return False
+        await self.put(key, value, ttl)
+        return True
 
     async def push(self, key: str, value: bytes, limit: int, ttl: float | None = None) -> None:
         entry = self._queues.get(key)

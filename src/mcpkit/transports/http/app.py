@@ -464,8 +464,11 @@ class StreamableHTTPApp:
 
             def resumable() -> ResumableStream:
                 # Only an answer that becomes an event stream gets one: a JSON answer has no events.
+                stream_id = session.new_stream_id()
+                if self.fleet is not None and isinstance(message, jsonrpc.Request):
+                    self.fleet.running(stream_id, jsonrpc.encode(message))  # for a takeover
                 return new_resumable(
-                    session.resumable, session.new_stream_id(), self.event_store, retry_ms, self.table.chore
+                    session.resumable, stream_id, self.event_store, retry_ms, self.table.chore
                 )
 
         accepts_sse = "text/event-stream" in headers.get("accept", "")
@@ -506,8 +509,21 @@ class StreamableHTTPApp:
             self.table.end(session)
             await plain(send, 200, b"")
         elif "last-event-id" in headers:
+            stalled = None
+            if self.fleet is not None:
+                fleet = self.fleet
+
+                async def stalled(stream_id: str) -> None:
+                    await fleet.take_over(session, stream_id)
+
             await replay(
-                session.resumable, self.event_store, headers["last-event-id"], receive, send, session.id
+                session.resumable,
+                self.event_store,
+                headers["last-event-id"],
+                receive,
+                send,
+                session.id,
+                stalled,
             )
         elif session.attached or (self.fleet is not None and await self.fleet.holder(session) is not None):
             await error(send, 409, None, INVALID_REQUEST, "Conflict: this session already has a GET stream")

@@ -107,9 +107,11 @@ async def replay(
     receive: Receive,
     send: Send,
     session_id: str | None = None,
+    stalled: Callable[[str], Awaitable[None]] | None = None,
 ) -> None:
     """GET with ``Last-Event-ID``: replay the rest of that stream, then follow it to its end (in a
-    fleet, a stream of session *session_id* written by another process, from the shared store)."""
+    fleet, a stream of session *session_id* written by another process, from the shared store;
+    *stalled* is told the stream's id each time nothing came for a while)."""
     live = streams.get(stream_of(last_event_id))
     if (
         live is None
@@ -117,7 +119,7 @@ async def replay(
         and isinstance(store, FollowedEventStore)
         and stream_of(last_event_id).startswith(session_id + "-")
     ):
-        await _follow_shared(store, last_event_id, receive, send)
+        await _follow_shared(store, last_event_id, receive, send, stalled)
         return
     events = await store.after(last_event_id) if live is not None else None
     if live is None or events is None:
@@ -150,7 +152,13 @@ async def replay(
 _FOLLOW_WAIT: Final = 2.0
 
 
-async def _follow_shared(store: FollowedEventStore, last_event_id: str, receive: Receive, send: Send) -> None:
+async def _follow_shared(
+    store: FollowedEventStore,
+    last_event_id: str,
+    receive: Receive,
+    send: Send,
+    stalled: Callable[[str], Awaitable[None]] | None,
+) -> None:
     followed = await store.follow(last_event_id, 0.0)
     if followed is None:
         await error(send, 400, None, INVALID_REQUEST,
@@ -176,6 +184,8 @@ async def _follow_shared(store: FollowedEventStore, last_event_id: str, receive:
             if followed is None:
                 return
             events, finished = followed
+            if not events and not finished and stalled is not None:
+                await stalled(stream_of(last_event_id))
     finally:
         disconnected.cancel()
         await end_body(send)

@@ -26,7 +26,13 @@ it serves it from a *replica*:
   POSTed elsewhere is forwarded there over the channel.
 
 Resumable streams' events are in the shared event store, so ``Last-Event-ID`` replays on any
-process (:mod:`.resume`).
+process (:mod:`.resume`). And if the process doing a request's work dies mid-stream (its heartbeat
+``node:<id>`` lapses), the process the client reconnected to **takes the request over**: it runs the
+request again from its start (kept as ``run:<stream id>`` when the stream began) and, of what the
+rerun sends, appends to the stream only what comes after the events already there. For a handler
+that sends the same things in the same order each time it runs (progress steps, say), the client
+sees every message once: none lost, none twice. Like a multi round-trip handler, a handler that may
+be taken over must keep the work before each message free of side effects, or make it idempotent.
 """
 
 from __future__ import annotations
@@ -42,8 +48,9 @@ from typing import Any, Final
 from ... import _jsonrpc as jsonrpc
 from ..._errors import ConnectionClosed, RemoteProtocolError
 from ...kernel import Endpoint
+from ..event_store import FollowedEventStore
 from ..fleet.state import SharedState, Unsubscribe
-from .sessions import BACKLOG, HTTPSession, SessionTable
+from .sessions import BACKLOG, CLOSE, HTTPSession, SessionTable
 
 __all__ = ["SessionFleet"]
 
@@ -55,6 +62,10 @@ HOLD_TTL: Final = 30.0
 HOLD_REFRESH: Final = 10.0
 #: Requests whose effect every replica must see (replayed there, their answers dropped).
 REPLAYED: Final = frozenset({"logging/setLevel", "resources/unsubscribe"})
+
+#: A process's heartbeat: written every HEARTBEAT seconds, lapsing after NODE_TTL without one.
+HEARTBEAT: Final = 1.0
+NODE_TTL: Final = 3.0
 
 # Channel message kinds: the first byte, then this process's id, "|", the payload.
 _IN, _WAKE, _END, _REPLAY = b"i", b"w", b"e", b"r"
@@ -74,6 +85,7 @@ class SessionFleet:
         self._restoring: dict[str, asyncio.Task[HTTPSession | None]] = {}
         self._holding: dict[str, asyncio.Task[None]] = {}
         self._chores: set[asyncio.Task[Any]] = set()
+        self._heartbeat: asyncio.Task[None] | None = None
         table.on_end = self._ended
 
     # -- records -----------------------------------------------------------------------------------
@@ -243,6 +255,59 @@ class SessionFleet:
         if session.attached:
             for message in await self.state.pop_all(_queue(session.id)):
                 await session.send_related(message, None, False)
+
+    # -- taking over the work of a process that died ------------------------------------------------
+
+    def running(self, stream_id: str, request: bytes) -> None:
+        """*request*'s answer is becoming the resumable stream *stream_id*, written here."""
+        if self._heartbeat is None:
+            self._heartbeat = asyncio.ensure_future(self._beat())
+        run = json.dumps({"node": self.node.decode(), "request": request.decode()}).encode()
+        self._chore(self.state.put(f"run:{stream_id}", run, self.table.idle_seconds))
+
+    async def _beat(self) -> None:
+        while True:
+            try:
+                await self.state.put(f"node:{self.node.decode()}", b"1", NODE_TTL)
+            except Exception as exc:  # the store is away: followers may take our work over
+                logger.warning("fleet heartbeat failed: %s", exc)
+            await asyncio.sleep(HEARTBEAT)
+
+    async def take_over(self, session: HTTPSession, stream_id: str) -> None:
+        """A follower of *stream_id* heard nothing for a while: if the process writing it is dead,
+        run its request again here (once in the fleet), continuing the stream where it stopped."""
+        data = await self.state.get(f"run:{stream_id}")
+        if data is None or not isinstance(self.state.events, FollowedEventStore):
+            return
+        run = json.loads(data)
+        if await self.state.get(f"node:{run['node']}") is not None:
+            return  # alive, only slow
+        if not await self.state.claim(f"takeover:{stream_id}", self.node, self.table.idle_seconds):
+            return  # another process took it
+        logger.warning("session %s: taking over stream %s of a process that died", session.id[:8], stream_id)
+        self.running(stream_id, run["request"].encode())  # ours now: if we die too, another takes it
+        self._chore(self._rerun(session, self.state.events, stream_id, run["request"].encode()))
+
+    async def _rerun(
+        self, session: HTTPSession, store: FollowedEventStore, stream_id: str, body: bytes
+    ) -> None:
+        request = jsonrpc.decode(body)
+        if not isinstance(request, jsonrpc.Request):
+            return
+        told = await store.count(stream_id)  # what the client has (or can replay) already
+        stream = session.open_stream([request.id])
+        try:
+            await session.served.peer.deliver(request)
+            sent = 0
+            while (message := await stream.next()) is not None:
+                if message is CLOSE:
+                    continue
+                sent += 1
+                if sent > told:
+                    await store.append(stream_id, message)
+        finally:
+            session.close_response(stream, [request.id])
+            await store.end(stream_id)
 
     # -- the channel -------------------------------------------------------------------------------
 
