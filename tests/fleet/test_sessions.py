@@ -114,3 +114,17 @@ def test_the_official_sdk_client_through_the_fleet(fleet: Fleet) -> None:
             assert "ask" in {t.name for t in tools.tools}
 
     asyncio.run(main())
+
+
+def test_http_sse_posts_reach_the_node_holding_the_stream(fleet: Fleet) -> None:
+    """2024-11-05 HTTP+SSE: the session lives where its one stream is; POSTs landing on the other
+    nodes are forwarded there, and every answer comes back on that stream."""
+
+    async def main() -> None:
+        url = fleet.url.removesuffix("/mcp") + "/sse"
+        async with Client(url, protocol_version="2024-11-05") as client:
+            pids = {text_of(await client.call_tool("whoami")) for _ in range(6)}
+            assert len(pids) == 1  # six POSTs through nginx, one node serving them
+            assert text_of(await client.call_tool("echo", {"text": "hi"})) == "hi"
+
+    asyncio.run(main())
