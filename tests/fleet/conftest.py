@@ -128,8 +128,8 @@ class Fleet:
         return f"http://127.0.0.1:{self.ports[index]}/mcp"
 
 
-def start_node(port: int, redis: str, *extra: str) -> subprocess.Popen[bytes]:
-    command = [sys.executable, "-m", "mcpkit", "run", str(SERVER), "--transport", "http",
+def start_node(port: int, redis: str, *extra: str, server: Path = SERVER) -> subprocess.Popen[bytes]:
+    command = [sys.executable, "-m", "mcpkit", "run", str(server), "--transport", "http",
                "--port", str(port), "--redis", redis, *extra]  # fmt: skip
     return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
@@ -170,9 +170,9 @@ def nginx_in_front(ports: list[int]) -> Iterator[int]:
 
 
 @contextlib.contextmanager
-def fleet_of(redis_url: str, count: int = 3) -> Iterator[Fleet]:
+def fleet_of(redis_url: str, count: int = 3, server: Path = SERVER) -> Iterator[Fleet]:
     ports = [free_port() for _ in range(count)]
-    nodes = [start_node(port, redis_url) for port in ports]
+    nodes = [start_node(port, redis_url, server=server) for port in ports]
     try:
         for port, node in zip(ports, nodes, strict=True):
             wait_ready(port, node)
@@ -195,3 +195,21 @@ def fleet(redis_url: str) -> Iterator[Fleet]:
     """Three nodes and nginx, for the tests of one module."""
     with fleet_of(redis_url) as running:
         yield running
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The feature matrix through the fleet: its HTTP and HTTP+SSE cells only, less the tests that
+    read the test server's per-process memory (see ``test_matrix_fleet``)."""
+    from .test_matrix_fleet import PER_PROCESS
+
+    kept, dropped = [], []
+    for item in items:
+        if item.module is not None and item.module.__name__.endswith("test_matrix_fleet"):
+            cell = getattr(getattr(item, "callspec", None), "id", "")
+            if cell.startswith("stdio-") or getattr(item, "originalname", "") in PER_PROCESS:
+                dropped.append(item)
+                continue
+        kept.append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
