@@ -103,7 +103,7 @@ def test_a_session_idles_out_and_a_dead_one_is_reported_and_replaced(
         async with gateway, Caller(gateway) as client:
             pool = gateway.host.upstreams["box"].pool
             first = int(_text(await client.call_tool("box__pid")))
-            assert len(pool) == 1
+            assert len(pool) == 1  # b's own; a's was closed to make room
             await _until(lambda: len(pool) == 0)  # unused for half a second: closed
             await _until(lambda: not _alive(first))
             second = int(_text(await client.call_tool("box__pid")))  # a new one, lazily
@@ -151,3 +151,30 @@ def _alive(pid: int) -> bool:
             return stat.read().split(") ", 1)[1][:1] != "Z"
     except OSError:
         return False
+
+
+def test_a_full_pool_makes_a_caller_wait_then_says_busy(tmp_path: Path) -> None:
+    servers = {"box": toolbox(protocolVersion="2025-06-18", maxSessions=1)}
+    gateway = Gateway(config(servers, tmp_path))
+
+    async def main() -> None:
+        async with gateway, Caller(gateway) as a, Caller(gateway) as b:
+            pool = gateway.host.upstreams["box"].pool
+            pool.wait_seconds = 0.5  # (the server's timeout, else 120 s)
+            started = asyncio.Event()
+
+            async def progress(done: float, total: float | None, message: str | None) -> None:
+                started.set()
+
+            holding = asyncio.ensure_future(a.call_tool("box__wait", {"seconds": 3}, on_progress=progress))
+            await asyncio.wait_for(started.wait(), 20)
+            busy = await b.call_tool("box__pid")
+            assert busy.is_error and "its 1 caller sessions stayed in use for 0.5 s" in _text(busy), _text(
+                busy
+            )
+            assert not holding.done()
+            assert _text(await holding) == "waited 3.0"
+            assert _text(await b.call_tool("box__pid")).isdigit()  # a's idle session made room
+            assert len(pool) == 1  # b's own; a's was closed to make room
+
+    run(main(), 60)

@@ -86,6 +86,8 @@ class SessionPool:
             the session's holder with :func:`bind`).
         max_sessions: sessions open at once.
         idle_seconds: how long an unused session stays open.
+        wait_seconds: how long a call waits for a session while the pool is full (the caller
+            enforces it: :meth:`acquire` itself waits for ever).
     """
 
     def __init__(
@@ -94,11 +96,13 @@ class SessionPool:
         open_session: Opener,
         max_sessions: int = DEFAULT_MAX_SESSIONS,
         idle_seconds: float = DEFAULT_IDLE_SECONDS,
+        wait_seconds: float = 120.0,
     ) -> None:
         self.key = key
         self.open_session = open_session
         self.max_sessions = max_sessions
         self.idle_seconds = idle_seconds
+        self.wait_seconds = wait_seconds
         self.sessions: list[PooledSession] = []
         self._changed = asyncio.Event()
         self._owners: dict[int, tuple[object, asyncio.Task[None]]] = {}

@@ -94,7 +94,11 @@ class Upstream:
         self._closing = False
         #: Sessions of their own for callers the server may ask questions (see :mod:`.pool`).
         self.pool = SessionPool(
-            config.key, self._open_pooled, config.max_sessions, config.session_idle_timeout
+            config.key,
+            self._open_pooled,
+            config.max_sessions,
+            config.session_idle_timeout,
+            config.timeout or _LEASE_TIMEOUT,
         )
 
     # -- lifecycle ---------------------------------------------------------------------------------
@@ -352,7 +356,7 @@ class Upstream:
     async def _leased(self, client: Client, work: Callable[[Client], Awaitable[T]], lease: Lease | None) -> T:
         if lease is None:
             return await self._run(client, work)
-        wait = self.config.timeout or _LEASE_TIMEOUT
+        wait = self.pool.wait_seconds
         try:
             # A full pool frees up when a call ends: waited for no longer than an answer would be.
             async with asyncio.timeout(wait):
