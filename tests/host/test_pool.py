@@ -103,7 +103,7 @@ def test_a_session_idles_out_and_a_dead_one_is_reported_and_replaced(
         async with gateway, Caller(gateway) as client:
             pool = gateway.host.upstreams["box"].pool
             first = int(_text(await client.call_tool("box__pid")))
-            assert len(pool) == 1  # b's own; a's was closed to make room
+            assert len(pool) == 1
             await _until(lambda: len(pool) == 0)  # unused for half a second: closed
             await _until(lambda: not _alive(first))
             second = int(_text(await client.call_tool("box__pid")))  # a new one, lazily
