@@ -50,6 +50,7 @@ from .governance import (
 )
 from .model import DEFAULT_REDACT, HostConfig
 from .pool import Lease
+from .subscriptions import Subscriptions
 from .upstream import ServerStatus, Upstream, UpstreamHooks
 
 __all__ = ["Host"]
@@ -116,10 +117,7 @@ class Host:
         }
         self._tables = aggregate.Tables()
         self._published: dict[str, Any] = {}
-        #: The URIs :meth:`subscribe` subscribed to, and on which server.
-        self.subscribed: dict[str, str] = {}
-        self._subscribed_on: dict[str, object] = {}  # uri -> the connection it was made on
-        self._background: set[asyncio.Task[None]] = set()
+        self._subscriptions = Subscriptions(self.upstreams)
 
     # -- lifecycle ---------------------------------------------------------------------------------
 
@@ -144,8 +142,7 @@ class Host:
 
     async def aclose(self) -> None:
         """Close every connection (stdio servers get EOF, then SIGTERM, then SIGKILL)."""
-        for task in self._background:
-            task.cancel()
+        self._subscriptions.close()
         await asyncio.gather(*(u.aclose() for u in self.upstreams.values()), return_exceptions=True)
         self.audit.close()
 
@@ -207,31 +204,7 @@ class Host:
 
     def _lists_changed(self, key: str) -> None:
         self._rebuild()
-        self._resubscribe(key)
-
-    def _resubscribe(self, key: str) -> None:
-        """A server that connected again has forgotten our subscriptions: make them again."""
-        upstream = self.upstreams[key]
-        client = upstream.client
-        if client is None or upstream.status.state != "ready":
-            return
-        stale = [
-            u for u, s in self.subscribed.items() if s == key and self._subscribed_on.get(u) is not client
-        ]
-        if not stale:
-            return
-        for uri in stale:
-            self._subscribed_on[uri] = client
-
-        async def again() -> None:
-            for uri in stale:
-                if self.subscribed.get(uri) == key:
-                    with contextlib.suppress(MCPError):
-                        await upstream.call(lambda c: c.subscribe_resource(uri))  # noqa: B023 (awaited here)
-
-        task = asyncio.ensure_future(again())
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
+        self._subscriptions.reconnected(key)
 
     def _rebuild(self) -> None:
         live = [(u.config, u) for u in self.upstreams.values()]
@@ -415,28 +388,17 @@ class Host:
         )
 
     async def subscribe(self, uri: str) -> bool:
-        """Subscribe to *uri* on its server (handshake-era servers that offer it); False otherwise."""
+        """Subscribe to *uri* on its server (handshake-era servers that offer it); False otherwise.
+        A server that reconnects is subscribed again."""
         server = self._tables.server_for_uri(uri)
-        if server is None:
-            return False
-        upstream = self.upstreams[server]
-        client = upstream.client
-        if client is None or not client.server_capabilities.get("resources", {}).get("subscribe"):
-            return False
-        with contextlib.suppress(MCPError):
-            await upstream.call(lambda c: c.subscribe_resource(uri))
-            self.subscribed[uri], self._subscribed_on[uri] = server, client
-            return True
-        return False
+        return server is not None and await self._subscriptions.subscribe(uri, server)
 
     async def unsubscribe(self, uri: str) -> bool:
         """Undo :meth:`subscribe` of *uri* on the server it was made on; False if there was none
         (or the server is not connected: the subscription went with its connection)."""
-        server = self.subscribed.pop(uri, None)
-        self._subscribed_on.pop(uri, None)
-        if server is None:
-            return False
-        with contextlib.suppress(MCPError):
-            await self.upstreams[server].call(lambda c: c.unsubscribe_resource(uri))
-            return True
-        return False
+        return await self._subscriptions.unsubscribe(uri)
+
+    @property
+    def subscribed(self) -> dict[str, str]:
+        """The URIs :meth:`subscribe` subscribed to, and on which server."""
+        return self._subscriptions.subscribed
