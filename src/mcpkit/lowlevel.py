@@ -306,6 +306,10 @@ class LowLevelServer:
         """``{header: argument path}`` of a tool's ``x-mcp-header`` parameters (HTTP checks them)."""
         return {}
 
+    async def close_subscriptions(self) -> None:
+        """End every ``subscriptions/listen`` stream gracefully (e.g. before shutting down); the
+        low-level server keeps none."""
+
     def session_listener(self, conn: ServerConnection) -> Listener | None:
         """The listener of *conn*'s handshake-era session, once it is initialized."""
         return self._session_listeners.get(conn)
@@ -510,6 +514,7 @@ class LowLevelServer:
         header_timeout: float = 10.0,
         keep_alive_timeout: int = 5,
         trusted_proxies: Sequence[str] = (),
+        workers: int = 1,
         **http_options: Any,
     ) -> None:
         """Serve over *transport* (blocking): ``"stdio"`` until the client goes away, or ``"http"``
@@ -520,22 +525,36 @@ class LowLevelServer:
         take to arrive (then 408), and *keep_alive_timeout* how long an idle connection is kept.
         *trusted_proxies* (addresses or networks, ``"*"`` for any) are believed when they say who
         the client is (``X-Forwarded-For``), so per-client limits count clients, not the proxy.
-        *http_options* go to :meth:`http_app` (``allowed_hosts``, ``max_sessions``, ``body_timeout``...)."""
+        *workers* > 1 serves the port from that many processes sharing their state through
+        ``redis=`` (a URL, or ``"auto"``: a ``redis-server`` of their own, started and stopped with
+        them; see :mod:`mcpkit.transports.fleet.workers`).
+        *http_options* go to :meth:`http_app` (``allowed_hosts``, ``max_sessions``, ``body_timeout``,
+        ``redis``...)."""
         if transport == "stdio":
             run_async(self.serve_stdio())
         elif transport == "http":
+            from .transports.fleet.workers import serve_workers
             from .transports.http._uvicorn import serve
 
-            serve(
-                self.http_app(**http_options),
-                host=host,
-                port=port,
-                max_header_bytes=max_header_bytes,
-                max_header_count=max_header_count,
-                header_timeout=header_timeout,
-                keep_alive_timeout=keep_alive_timeout,
-                trusted_proxies=trusted_proxies,
-            )
+            def serve_one(sock: Any = None) -> None:
+                app = self.http_app(**http_options)
+                serve(
+                    app,
+                    host=host,
+                    port=port,
+                    max_header_bytes=max_header_bytes,
+                    max_header_count=max_header_count,
+                    header_timeout=header_timeout,
+                    keep_alive_timeout=keep_alive_timeout,
+                    trusted_proxies=trusted_proxies,
+                    sock=sock,
+                    drain=app.drain,
+                )
+
+            if workers <= 1 and http_options.get("redis") != "auto":
+                serve_one()
+            else:
+                serve_workers(workers, host, port, http_options, serve_one)
         else:
             raise ValueError(f"unknown transport {transport!r}; expected 'stdio' or 'http'")
 
@@ -554,6 +573,7 @@ class LowLevelServer:
 
             options["state"] = open_state(redis, prefix=f"mcpkit:{self.info.name}:")
         app = StreamableHTTPApp(self, **options)
+        app.node.on_drain.append(self.close_subscriptions)
         state = options.get("state")
         if state is not None:
 

@@ -40,10 +40,16 @@ def _cmd_run(args: argparse.Namespace) -> int:
             server = load_server(args.server)
     else:
         server = load_server(args.server)
-    if args.redis is not None and args.transport != "http":
-        raise SystemExit("mcpkit run: --redis shares state between HTTP servers (--transport http)")
+    if (args.redis is not None or args.workers > 1) and args.transport != "http":
+        raise SystemExit("mcpkit run: --redis and --workers serve over HTTP (--transport http)")
+    if args.workers > 1 and args.redis is None:
+        raise SystemExit(
+            "mcpkit run: --workers shares state through Redis: add --redis URL (or --redis auto)"
+        )
     if args.transport == "http":
-        fleet = {"redis": args.redis} if args.redis is not None else {}
+        fleet: dict[str, Any] = {"redis": args.redis} if args.redis is not None else {}
+        if args.workers > 1:
+            fleet["workers"] = args.workers
         print(f"mcpkit: serving {args.server} at http://{args.host}:{args.port}/mcp", file=sys.stderr)
         server.run(
             "http",
@@ -137,8 +143,11 @@ def register(sub: Any) -> None:
         "HTTP fleet (several processes behind a load balancer; see docs/deployment.md)"
     )
     fleet.add_argument("--redis", metavar="URL", default=None,
-                       help="share state with every server given the same URL (redis://HOST:PORT/DB): tasks, "
-                            "subscriptions, multi round-trip state, resumable streams; needs mcpkit[redis]")  # fmt: skip
+                       help="share state with every server given the same URL (redis://HOST:PORT/DB): "
+                            "sessions, tasks, subscriptions, multi round-trip state, resumable streams; "
+                            "'auto' starts a local redis-server for --workers; needs mcpkit[redis]")  # fmt: skip
+    fleet.add_argument("--workers", type=positive(int), default=1, metavar="N",
+                       help="serve the port from N processes sharing their state (needs --redis)")  # fmt: skip
     limits = run.add_argument_group("HTTP limits (see SECURITY.md)")
     for flag, kind, default, text in (
         ("--max-header-bytes", int, 64 * 1024, "bytes of a request head (431 beyond)"),

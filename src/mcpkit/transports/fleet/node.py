@@ -40,8 +40,13 @@ class Node:
         self.on_join: list[Callable[[], Awaitable[None]]] = []
         #: Run at shutdown, before the state is closed.
         self.on_leave: list[Callable[[], Awaitable[None]]] = []
+        #: Run when shutdown begins, to end long-lived streams (the server's listen streams).
+        self.on_drain: list[Callable[[], Awaitable[None]]] = []
+        #: Shutting down: not ready any more.
+        self.draining = False
         self.joined = state is None
         self._joining: asyncio.Task[None] | None = None
+        self._failed = asyncio.Event()  # the first attempt failed: waiting longer helps nobody
 
     def join(self) -> asyncio.Task[None] | None:
         """Start joining (once); the task that does it, or ``None`` with nothing to join."""
@@ -61,6 +66,7 @@ class Node:
                     await hooks[0]()
                     hooks.pop(0)  # done: a retry does not run it twice
             except Exception as exc:
+                self._failed.set()
                 logger.error("cannot join the fleet's shared state %r: %s; retrying", self.state, exc)
                 await asyncio.sleep(_RETRY)
                 continue
@@ -69,14 +75,17 @@ class Node:
             return
 
     async def wait_joined(self, timeout: float = JOIN_WAIT) -> bool:
-        """Whether the node has joined, waiting up to *timeout* seconds for it."""
+        """Whether the node has joined, waiting up to *timeout* seconds for its first attempt
+        (not at all once an attempt failed: it goes on retrying in the background)."""
         task = self.join()
-        if task is not None and not task.done():
-            await asyncio.wait({task}, timeout=timeout)
+        if task is not None and not task.done() and not self._failed.is_set():
+            failed = asyncio.ensure_future(self._failed.wait())
+            await asyncio.wait({task, failed}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+            failed.cancel()
         return self.joined
 
     async def is_ready(self) -> bool:
-        return self.joined and (self.state is None or await ready(self.state))
+        return self.joined and not self.draining and (self.state is None or await ready(self.state))
 
     async def leave(self) -> None:
         for hook in self.on_leave:

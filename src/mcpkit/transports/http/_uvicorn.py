@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+import socket
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Final
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
@@ -149,16 +150,31 @@ def serve(
     keep_alive_timeout: int = DEFAULT_KEEP_ALIVE,
     shutdown_timeout: int = DEFAULT_SHUTDOWN_TIMEOUT,
     trusted_proxies: Sequence[str] = (),
+    sock: socket.socket | None = None,
+    drain: Callable[[], Awaitable[None]] | None = None,
 ) -> None:
-    """Serve *app* with uvicorn until interrupted (blocking); on SIGTERM or SIGINT, requests
-    still running (listen streams, event streams to clients that do not read) get
-    *shutdown_timeout* seconds before they are cancelled."""
+    """Serve *app* with uvicorn until interrupted (blocking); on SIGTERM or SIGINT, new
+    connections are refused, *drain* ends the long-lived streams (GET and listen streams, whose
+    clients reconnect), and requests still running get *shutdown_timeout* seconds before they are
+    cancelled. *sock*: serve this listening socket (shared by worker processes) instead of
+    binding *host* and *port*."""
     import uvicorn
+
+    class DrainingServer(uvicorn.Server):
+        async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+            for server in self.servers:
+                server.close()  # refuse new connections first, then end the streams
+            if drain is not None:
+                try:
+                    await drain()
+                except Exception:
+                    logger.exception("draining the app failed")
+            await super().shutdown(sockets)
 
     # Proxy headers only from the proxies named: believed from anyone, X-Forwarded-For would let
     # every caller pick its own address (and so its own share of the per-client limits). Off, it
     # costs nothing; no Server header either (it only advertises the stack).
-    uvicorn.run(
+    config = uvicorn.Config(
         app,
         host=host,
         port=port,
@@ -171,3 +187,4 @@ def serve(
         forwarded_allow_ips=list(trusted_proxies) or None,
         server_header=False,
     )
+    DrainingServer(config).run(sockets=[sock] if sock is not None else None)

@@ -298,6 +298,19 @@ class StreamableHTTPApp:
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 
+    async def drain(self) -> None:
+        """The process is about to stop: end the streams that would otherwise hold it up (every
+        session's GET stream, every ``subscriptions/listen``), so their clients reconnect (to
+        another process of a fleet); requests still running get the server's shutdown timeout.
+        ``/readyz`` answers 503 from now on, so a balancer sends nothing new."""
+        self.node.draining = True
+        self.table.closing.set()
+        for hook in self.node.on_drain:
+            try:
+                await hook()
+            except Exception:
+                logger.exception("a drain hook failed")
+
     async def _health(self, path: str, scope: Scope, send: Send) -> None:
         """``/healthz`` (alive) and ``/readyz`` (able to serve); any Host: probes use addresses."""
         if scope["method"] not in ("GET", "HEAD"):
@@ -530,11 +543,11 @@ class StreamableHTTPApp:
         elif self.fleet is not None:
             self.fleet.hold(session)
             try:
-                await standalone_stream(session, receive, send, b": stream open\n\n")
+                await standalone_stream(session, receive, send, b": stream open\n\n", self.table.closing)
             finally:
                 await self.fleet.release(session)
         else:
-            await standalone_stream(session, receive, send, b": stream open\n\n")
+            await standalone_stream(session, receive, send, b": stream open\n\n", self.table.closing)
 
 
 def _path_of(scope: Scope) -> str:

@@ -43,7 +43,9 @@ async def open_sse(
     try:
         if fleet is not None:
             await fleet.opened(session, {})
-        await standalone_stream(session, receive, send, b"event: endpoint\ndata: " + endpoint + b"\n\n")
+        await standalone_stream(
+            session, receive, send, b"event: endpoint\ndata: " + endpoint + b"\n\n", table.closing
+        )
     finally:
         table.end(session)
 

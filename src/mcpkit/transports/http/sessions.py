@@ -352,6 +352,9 @@ class SessionTable:
         self._chores: set[asyncio.Task[None]] = set()
         #: Called with each session as it ends (a fleet forgets its replica).
         self.on_end: Callable[[HTTPSession], None] | None = None
+        #: Set when the process shuts down: every GET stream ends (its client reconnects, to
+        #: another process of a fleet), the sessions themselves go on.
+        self.closing = asyncio.Event()
 
     def new(self, *, legacy: bool = False, client: str = "") -> HTTPSession | None:
         """A new session for *client* (an address; not yet in the table), or ``None`` if the table
@@ -491,15 +494,20 @@ async def _stream_events(
             await end_body(send)
 
 
-async def standalone_stream(session: HTTPSession, receive: Receive, send: Send, first: bytes) -> None:
+async def standalone_stream(
+    session: HTTPSession, receive: Receive, send: Send, first: bytes, closing: asyncio.Event | None = None
+) -> None:
     """The session's GET stream (or an HTTP+SSE session's only stream): messages that belong to no
-    request, until the client goes away or the session ends. *first* opens it. If the client stops
-    reading and its queue overflows, the stream is ended (see :meth:`HTTPSession._overflow`)."""
+    request, until the client goes away, the session ends or *closing* is set (the process shuts
+    down). *first* opens it. If the client stops reading and its queue overflows, the stream is
+    ended (see :meth:`HTTPSession._overflow`)."""
     task = asyncio.current_task()
     assert task is not None
     session.attached, session.stream_task, session.overflowed = True, task, False
     disconnected = asyncio.ensure_future(wait_disconnect(receive))
-    ended = asyncio.ensure_future(session.ended.wait())
+    ended = asyncio.ensure_future(
+        session.ended.wait() if closing is None else _first_of(session.ended.wait(), closing.wait())
+    )
     try:
         await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
         await send_body(send, first)
@@ -523,6 +531,15 @@ async def standalone_stream(session: HTTPSession, receive: Receive, send: Send, 
         if session.overflowed:
             session.clear_backlog()
         await close_stream(send, session.overflowed)
+
+
+async def _first_of(*waits: Awaitable[object]) -> None:
+    tasks = [asyncio.ensure_future(w) for w in waits]
+    try:
+        await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in tasks:
+            task.cancel()
 
 
 async def close_stream(send: Send, stuck: bool) -> None:
