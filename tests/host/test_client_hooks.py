@@ -61,9 +61,9 @@ def test_a_listen_cancelled_before_its_acknowledgement_leaves_nothing_unretrieve
         listening = asyncio.ensure_future(client.listen(tools=True))
         await asyncio.sleep(0.1)  # the request is out, its acknowledgement never comes
         listening.cancel()
-        await client.aclose()  # the connection closes under the listen request's answer
-        serving.cancel()
+        serving.cancel()  # the server goes: the connection closes under the listen request's answer
         await asyncio.gather(serving, return_exceptions=True)
+        await client.aclose()
         gc.collect()
         await asyncio.sleep(0)
 
