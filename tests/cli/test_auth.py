@@ -108,18 +108,22 @@ def test_a_launched_browser_and_a_step_up_for_a_tools_scope(
 ) -> None:
     """``--auth`` starts the browser named by ``$BROWSER`` (here a script that does what a browser
     does); the tool needs notes:write, which the first token lacks (the tool list hides the tool):
-    the 403 sends the user back once more for it, and the call goes through."""
+    the 403 sends the user back once more for it, and the call goes through. The user takes longer
+    over the step up than ``--timeout``: time at the browser does not count against the call."""
     fake = tmp_path / "browser.py"
     fake.write_text(
-        "import sys, httpx\n"
+        "import sys, time, httpx\n"
+        "if 'notes%3Awrite' in sys.argv[1]:\n"
+        "    time.sleep(5)  # reading the consent page\n"
         "landed = httpx.get(sys.argv[1], follow_redirects=True, timeout=10)\n"
         "sys.exit(0 if landed.status_code == 200 else 1)\n"
     )
     env = {"BROWSER": f"{sys.executable} {fake} %s"}
     before = list(issuer.issued)
     done, opened = run_as_user(
-        "call", url, "add_note", "text=from the CLI", "--auth", "--auth-token-store", "memory", env=env
-    )
+        "call", url, "add_note", "text=from the CLI", "--auth", "--auth-token-store", "memory", "--timeout", "3",
+        env=env,
+    )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("saved 'from the CLI' for alice via public-")
     assert done.stdout.endswith(" with mcp notes:write\n")

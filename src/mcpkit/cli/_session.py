@@ -78,6 +78,9 @@ def _client(
         return _clocks_held(holder)
 
     roots = [Root(uri=Path(d).resolve().as_uri(), name=Path(d).resolve().name) for d in args.root]
+    oauth = getattr(args, "oauth", None)
+    if oauth is not None:  # the user in the browser for a step up is not the server being silent
+        oauth.waiting_for_user = hold
     try:
         client = Client(
             target,

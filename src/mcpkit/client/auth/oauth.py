@@ -22,7 +22,7 @@ import asyncio
 import contextlib
 import secrets
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from typing import Final
 from urllib.parse import urlsplit
 
@@ -95,6 +95,9 @@ class OAuth(httpx.Auth):
         max_step_ups: how many times one request may re-authorize for more scope.
         client_name: the name registered dynamically (what the consent page shows).
         timeout: seconds for each request to the authorization server (not for the user).
+        waiting_for_user: ``fn() -> context manager`` entered while the user is at the browser, so
+            the application can stop the clocks of requests waiting on the authorization (the
+            command line does: a step up inside a call must not time the call out).
     """
 
     requires_request_body = False
@@ -120,6 +123,7 @@ class OAuth(httpx.Auth):
         offline_access: bool = True,
         max_step_ups: int = 2,
         timeout: float = 30.0,
+        waiting_for_user: Callable[[], contextlib.AbstractContextManager[object]] | None = None,
     ) -> None:
         self.client_id = client_id
         self.client_secret = client_secret
@@ -138,6 +142,7 @@ class OAuth(httpx.Auth):
         self.offline_access = offline_access
         self.max_step_ups = max_step_ups
         self.timeout = timeout
+        self.waiting_for_user = waiting_for_user
         #: The MCP server this instance authorizes for: the first URL it sees, unless given.
         self.server_url: str | None = None
         self._tokens: Tokens | None = None
@@ -438,14 +443,25 @@ class OAuth(httpx.Auth):
     @contextlib.asynccontextmanager
     async def _redirect(self) -> AsyncIterator[tuple[str, Interactive]]:
         if self.interactive is not None:
-            yield self.redirect_uri or DEFAULT_REDIRECT_URI, self.interactive
+            yield self.redirect_uri or DEFAULT_REDIRECT_URI, self._while_waiting(self.interactive)
             return
         parts = urlsplit(self.redirect_uri or "")
         listener = LoopbackRedirect(
             port=parts.port or 0, path=parts.path or "/callback", open_browser=self.open_browser
         )
-        async with listener.listening() as pair:
-            yield pair
+        async with listener.listening() as (redirect_uri, complete):
+            yield redirect_uri, self._while_waiting(complete)
+
+    def _while_waiting(self, complete: Interactive) -> Interactive:
+        hook = self.waiting_for_user
+        if hook is None:
+            return complete
+
+        async def held(url: str) -> str:
+            with hook():
+                return await complete(url)
+
+        return held
 
     async def _identity(
         self, http: httpx.AsyncClient, server: AuthServer, redirect_uri: str | None
