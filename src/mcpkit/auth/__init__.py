@@ -5,6 +5,8 @@ in submodules that :class:`ResourceServerAuth` imports only when a server starts
 See ``docs/authorization.md``.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from ._info import (
     AuthError,
     AuthInfo,
@@ -16,7 +18,22 @@ from ._info import (
     current_auth,
     scopes_of,
 )
-from .config import DPoPPolicy, ResourceServerAuth
+
+if TYPE_CHECKING:
+    from .config import DPoPPolicy, ResourceServerAuth
+
+
+def __getattr__(name: str) -> Any:
+    # The configuration classes load on first use: ``import mcpkit`` brings this package (for
+    # ``ctx.auth``'s AuthInfo), and a server without auth never needs them.
+    if name in ("DPoPPolicy", "ResourceServerAuth"):
+        from . import config
+
+        value = getattr(config, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'mcpkit.auth' has no attribute {name!r}")
+
 
 __all__ = [
     "AuthError",
