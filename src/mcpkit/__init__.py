@@ -55,6 +55,7 @@ from .tasks import InMemoryTaskStore, TaskRecord, TaskRunner, TaskShare, TaskSto
 from .transports.base import Transport
 from .transports.event_store import EventStore
 from .transports.fleet import MemoryState, SharedState
+from .transports.telemetry import Telemetry
 from .types import (
     APP_MIME_TYPE,
     UI_EXTENSION,
@@ -206,6 +207,7 @@ __all__ = [
     "TaskRunner",
     "TaskShare",
     "TaskStore",
+    "Telemetry",
     "TextContent",
     "Titles",
     "TokenStore",

@@ -49,6 +49,7 @@ from .types import CallToolResult, Icon, Implementation, Tool
 if TYPE_CHECKING:
     from .tasks import TaskRunner
     from .transports.fleet import SharedState
+    from .transports.telemetry import Telemetry
 
 __all__ = ["Handler", "Listener", "LowLevelServer"]
 
@@ -142,6 +143,9 @@ class LowLevelServer:
         max_in_flight: requests one connection or session may have handled at once (stdio,
             HTTP+SSE, a handshake-era HTTP session); more are answered -32000 at once. ``None``: no
             limit. Answers to the server's own requests never count.
+        telemetry: record OpenTelemetry spans and duration metrics for every request handled
+            (``True``, or a :class:`~mcpkit.transports.telemetry.Telemetry` with providers of your
+            own); see :mod:`mcpkit.transports.telemetry`. Off by default, and then never imported.
     """
 
     def __init__(
@@ -157,6 +161,7 @@ class LowLevelServer:
         cache_scope: Literal["public", "private"] = "private",
         state_key: bytes | None = None,
         max_in_flight: int | None = 256,
+        telemetry: bool | Telemetry = False,
     ) -> None:
         self.info = Implementation(
             name=name,
@@ -173,6 +178,13 @@ class LowLevelServer:
         self.cache_ttl_ms = cache_ttl_ms
         self.cache_scope = cache_scope
         self.max_in_flight = max_in_flight
+        self.telemetry: Telemetry | None = None
+        if telemetry is True:
+            from .transports.telemetry import Telemetry
+
+            self.telemetry = Telemetry("server")
+        elif telemetry is not False:
+            self.telemetry = telemetry
         self._handlers: dict[str, Handler] = {}
         self._notification_handlers: dict[str, Callable[[dict[str, Any]], Awaitable[None]]] = {}
         #: Extra capabilities merged into what the handlers imply (e.g. ``{"tools": {"listChanged": True}}``).
@@ -437,6 +449,15 @@ class LowLevelServer:
     ) -> Any:
         """Run one admitted request to its result: the one dispatch every transport reaches, through
         a :class:`~mcpkit.session.Peer` or (2026-07-28 over HTTP) directly. Raises ``RPCError``."""
+        if self.telemetry is not None:
+            params = request.params if isinstance(request.params, dict) else {}
+            with self.telemetry.request(request.method, params, request.id, scope.version):
+                return await self._handle(request, scope, outbound, conn)
+        return await self._handle(request, scope, outbound, conn)
+
+    async def _handle(
+        self, request: jsonrpc.Request, scope: Scope, outbound: Outbound, conn: ServerConnection
+    ) -> Any:
         method = request.method
         params = request.params if isinstance(request.params, dict) else {}
         feature = feature_of(method)

@@ -40,6 +40,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
             server = load_server(args.server)
     else:
         server = load_server(args.server)
+    if args.otel:
+        from ..transports.telemetry import Telemetry
+
+        server.telemetry = Telemetry("server")
     if (args.redis is not None or args.workers > 1) and args.transport != "http":
         raise SystemExit("mcpkit run: --redis and --workers serve over HTTP (--transport http)")
     if args.workers > 1 and args.redis is None:
@@ -146,6 +150,9 @@ def register(sub: Any) -> None:
                        help="share state with every server given the same URL (redis://HOST:PORT/DB): "
                             "sessions, tasks, subscriptions, multi round-trip state, resumable streams; "
                             "'auto' starts a local redis-server for --workers; needs mcpkit[redis]")  # fmt: skip
+    run.add_argument("--otel", action="store_true",
+                     help="record OpenTelemetry traces and metrics of every request (MCP semantic "
+                          "conventions; needs mcpkit[otel] and an SDK, e.g. opentelemetry-instrument)")  # fmt: skip
     fleet.add_argument("--workers", type=positive(int), default=1, metavar="N",
                        help="serve the port from N processes sharing their state (needs --redis)")  # fmt: skip
     limits = run.add_argument_group("HTTP limits (see SECURITY.md)")

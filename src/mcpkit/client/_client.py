@@ -71,6 +71,8 @@ class Client(SkillCalls, ClientCore):
             in both eras (``capabilities.extensions`` of ``initialize``, or of each request's ``_meta``).
         ui: declare MCP Apps views (``io.modelcontextprotocol/ui``, ``text/html;profile=mcp-app``):
             the server then lists tools meant for views only, and ``ctx.supports_ui`` is true.
+        telemetry: record OpenTelemetry spans and durations of the requests sent and carry the
+            trace context in their ``_meta`` (:mod:`mcpkit.transports.telemetry`; ``mcpkit[otel]``).
     """
 
     # -- tools, resources, prompts, completion -----------------------------------------------------

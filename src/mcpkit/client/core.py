@@ -45,6 +45,8 @@ from .subscriptions import Subscriptions
 if TYPE_CHECKING:
     import httpx
 
+    from ..transports.telemetry import Telemetry
+
 __all__ = ["ClientCore", "LogCallback", "NotificationCallback"]
 
 server_logger = logging.getLogger("mcpkit.server_log")
@@ -96,9 +98,17 @@ class ClientCore:
         auth: httpx.Auth | None = None,
         extensions: dict[str, dict[str, Any]] | None = None,
         ui: bool = False,
+        telemetry: bool = False,
     ) -> None:
         if protocol_version is not None and era_of(protocol_version) is None:
             raise ValueError(f"unsupported protocol version {protocol_version!r}")
+        #: OpenTelemetry spans and durations of the requests sent, with the trace context in their
+        #: ``_meta`` (see :mod:`mcpkit.transports.telemetry`); imported only when asked for.
+        self.telemetry: Telemetry | None = None
+        if telemetry:
+            from ..transports.telemetry import Telemetry
+
+            self.telemetry = Telemetry("client")
         self._target = target
         self._forced = protocol_version
         self.client_info = client_info
@@ -371,8 +381,33 @@ class ClientCore:
         if on_progress is not None:
             meta["progressToken"] = request_id
             self._progress[request_id] = progress
-        if meta:
-            params["_meta"] = meta
+        traced = (
+            self.telemetry.request(method, params, request_id, self.protocol_version)
+            if self.telemetry is not None
+            else contextlib.nullcontext()
+        )
+        with traced:
+            if self.telemetry is not None:
+                self.telemetry.inject(meta)  # the server's span becomes this one's child
+            if meta:
+                params["_meta"] = meta
+            result = await self._send_and_wait(
+                peer, request_id, method, params, progress, timeout, max_timeout
+            )
+        if self.era is Era.STATELESS:
+            check_result_type(method, result)
+        return result
+
+    async def _send_and_wait(
+        self,
+        peer: Peer,
+        request_id: int,
+        method: str,
+        params: dict[str, Any],
+        progress: Progress,
+        timeout: float | None,
+        max_timeout: float | None,
+    ) -> Any:
         try:
             with self._naming_exit():
                 future = await peer.send_request(request_id, method, params)
@@ -386,8 +421,6 @@ class ClientCore:
                 )
         finally:
             self._progress.pop(request_id, None)
-        if self.era is Era.STATELESS:
-            check_result_type(method, result)
         return result
 
     # -- what the server sends us ------------------------------------------------------------------

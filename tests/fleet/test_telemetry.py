@@ -1,0 +1,126 @@
+"""OpenTelemetry: spans and duration histograms on both sides, the trace context carried in ``_meta``.
+
+A real HTTP server in this process (uvicorn on 127.0.0.1) and mcpkit's client, both instrumented,
+recording into the OpenTelemetry SDK's in-memory exporter and reader.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import pytest
+import uvicorn
+from opentelemetry import baggage, context, metrics, trace
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from mcpkit import Client, Context, RPCError, Server
+
+from ..conftest import free_port
+
+
+@pytest.fixture(scope="module")
+def recorded() -> tuple[InMemorySpanExporter, InMemoryMetricReader]:
+    """The global providers, set once for this test process, recording in memory."""
+    spans, reader = InMemorySpanExporter(), InMemoryMetricReader()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(spans))
+    trace.set_tracer_provider(provider)
+    metrics.set_meter_provider(MeterProvider(metric_readers=[reader]))
+    return spans, reader
+
+
+def make_server() -> Server:
+    server = Server("traced", telemetry=True)
+
+    @server.tool
+    async def meta(ctx: Context) -> str:
+        """The trace context fields this request's _meta carried."""
+        return json.dumps(sorted(k for k in ctx.meta if k in ("traceparent", "tracestate", "baggage")))
+
+    return server
+
+
+@asynccontextmanager
+async def serving(server: Server) -> AsyncIterator[str]:
+    port = free_port()
+    config = uvicorn.Config(
+        server.http_app(), host="127.0.0.1", port=port, log_level="warning", lifespan="on"
+    )
+    running = uvicorn.Server(config)
+    task = asyncio.ensure_future(running.serve())
+    while not running.started:  # noqa: ASYNC110 - uvicorn offers no event to wait on
+        await asyncio.sleep(0.01)
+    try:
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        running.should_exit = True
+        await task
+
+
+@pytest.mark.parametrize("version", ["2025-11-25", "2026-07-28"])
+def test_client_and_server_spans_are_one_trace(
+    recorded: tuple[InMemorySpanExporter, InMemoryMetricReader], version: str
+) -> None:
+    spans, reader = recorded
+    spans.clear()
+
+    async def main() -> None:
+        async with (
+            serving(make_server()) as url,
+            Client(url, protocol_version=version, telemetry=True) as client,
+        ):
+            token = context.attach(baggage.set_baggage("tenant", "t1"))
+            try:
+                fields = json.loads((await client.call_tool("meta")).content[0].text)  # type: ignore[union-attr]
+            finally:
+                context.detach(token)
+            assert fields == ["baggage", "traceparent"]
+            with pytest.raises(RPCError):
+                await client.call_tool("missing")
+
+    asyncio.run(main())
+    finished = spans.get_finished_spans()
+    client_span = next(s for s in finished if s.name == "tools/call meta" and s.kind == trace.SpanKind.CLIENT)
+    server_span = next(s for s in finished if s.name == "tools/call meta" and s.kind == trace.SpanKind.SERVER)
+    assert server_span.context.trace_id == client_span.context.trace_id
+    assert server_span.parent is not None and server_span.parent.span_id == client_span.context.span_id
+    for span in (client_span, server_span):
+        attributes = dict(span.attributes or {})
+        assert attributes["mcp.method.name"] == "tools/call"
+        assert attributes["gen_ai.tool.name"] == "meta"
+        assert attributes["gen_ai.operation.name"] == "execute_tool"
+        assert attributes["mcp.protocol.version"] == version
+    failed = next(s for s in finished if s.name == "tools/call missing" and s.kind == trace.SpanKind.SERVER)
+    assert dict(failed.attributes or {})["error.type"] == "-32602"
+    assert failed.status.status_code == trace.StatusCode.ERROR
+
+    data = reader.get_metrics_data()
+    assert data is not None
+    points: dict[str, list[Any]] = {}
+    for resource in data.resource_metrics:
+        for scope in resource.scope_metrics:
+            for metric in scope.metrics:
+                points.setdefault(metric.name, []).extend(metric.data.data_points)
+    for name in ("mcp.server.operation.duration", "mcp.client.operation.duration"):
+        calls = [p for p in points[name] if p.attributes.get("gen_ai.tool.name") == "meta"]
+        assert calls and all(p.attributes["mcp.method.name"] == "tools/call" for p in calls)
+    assert any(p.attributes.get("error.type") == "-32602" for p in points["mcp.server.operation.duration"])
+
+
+def test_importing_mcpkit_loads_neither_redis_nor_opentelemetry() -> None:
+    code = (
+        "import sys, json, mcpkit, mcpkit.transports.http, mcpkit.cli; mcpkit.Server('x').http_app(); "
+        "print(json.dumps(sorted(sys.modules)))"
+    )
+    loaded = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, check=True).stdout)
+    assert [m for m in loaded if m.split(".")[0] in ("redis", "opentelemetry")] == []
