@@ -190,9 +190,16 @@ def fleet_of(redis_url: str, count: int = 3, server: Path = SERVER) -> Iterator[
                 node.wait()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def fleet(redis_url: str) -> Iterator[Fleet]:
-    """Three nodes and nginx, for the tests of one module."""
+    """Three nodes and nginx, shared by the tests that leave them running."""
+    with fleet_of(redis_url) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def own_fleet(redis_url: str) -> Iterator[Fleet]:
+    """Three nodes and nginx for one module's tests alone (they may kill a node)."""
     with fleet_of(redis_url) as running:
         yield running
 

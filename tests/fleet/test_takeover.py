@@ -13,7 +13,9 @@ from mcpkit import Client
 from .conftest import Fleet
 
 
-def test_a_long_call_survives_its_node_being_killed(fleet: Fleet) -> None:
+def test_a_long_call_survives_its_node_being_killed(own_fleet: Fleet) -> None:
+    fleet = own_fleet
+
     async def main() -> None:
         progress: list[float] = []
         killed: list[int] = []
