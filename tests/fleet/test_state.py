@@ -138,6 +138,9 @@ def test_a_task_is_seen_answered_and_cancelled_from_another_process(pair: Pair) 
             remote = await there.lookup({"taskId": long.task_id})
             await there.cancel(remote)  # returns once the running process says it stopped
             assert remote.status == "cancelled" and long.status == "cancelled"
+            # The runners' last snapshots are written before the stores close.
+            await asyncio.gather(*(r.runner for r in (record, long) if r.runner), return_exceptions=True)
+            await asyncio.gather(*here._chores, return_exceptions=True)
             with pytest.raises(InvalidParams):
                 await there.lookup({"taskId": "unknown"})
 
