@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import dataclasses
-import functools
 import time
 import weakref
 from collections.abc import Callable
@@ -20,6 +18,7 @@ from .._signature import ToolSignature
 from ..context import Context
 from ..lowlevel import LowLevelServer
 from ..tasks import TASKS_EXTENSION, TaskRunner
+from ._threads import run_sync
 
 if TYPE_CHECKING:
     from ..skills import SkillLibrary
@@ -127,8 +126,7 @@ async def invoke(
         return await fn(**kwargs)
     # Sync functions run in a worker thread so that they never block the event loop; in a copy of
     # this task's context, as asyncio.to_thread does, so context variables (current_auth) hold there.
-    call = functools.partial(contextvars.copy_context().run, fn, **kwargs)
-    return await asyncio.get_running_loop().run_in_executor(None, call)
+    return await run_sync(fn, kwargs)
 
 
 def declares_tasks(scope: Scope) -> bool:

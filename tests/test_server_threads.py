@@ -1,0 +1,75 @@
+"""The worker threads of sync handlers: results, errors, context, cancellation, concurrency."""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import threading
+from typing import Any
+
+import pytest
+
+from mcpkit.server._threads import run_sync
+
+who: contextvars.ContextVar[str] = contextvars.ContextVar("who", default="nobody")
+
+
+def run(coro: Any) -> Any:
+    return asyncio.run(asyncio.wait_for(coro, 10))
+
+
+def test_results_errors_and_context_reach_the_caller() -> None:
+    def greet(name: str) -> str:
+        assert threading.current_thread() is not threading.main_thread()
+        return f"{who.get()} greets {name}"
+
+    def fail() -> None:
+        raise ValueError("no")
+
+    async def main() -> None:
+        who.set("alice")
+        assert await run_sync(greet, {"name": "bob"}) == "alice greets bob"
+        with pytest.raises(ValueError, match="no"):
+            await run_sync(fail, {})
+
+    run(main())
+
+
+def test_many_calls_in_flight_on_several_loops() -> None:
+    def double(n: int) -> int:
+        return 2 * n
+
+    async def main() -> None:
+        results = await asyncio.gather(*(run_sync(double, {"n": n}) for n in range(500)))
+        assert results == [2 * n for n in range(500)]
+
+    for _ in range(3):  # one pool serves every loop, one after the other
+        run(main())
+
+
+def test_blocking_calls_run_side_by_side() -> None:
+    barrier = threading.Barrier(4, timeout=5)  # only ends if four workers wait at once
+
+    async def main() -> None:
+        assert await asyncio.gather(*(run_sync(barrier.wait, {}) for _ in range(4)))
+
+    run(main())
+
+
+def test_a_cancelled_call_lets_its_thread_finish_and_drops_the_result() -> None:
+    release, finished = threading.Event(), threading.Event()
+
+    def slow() -> str:
+        release.wait(5)
+        finished.set()
+        return "late"
+
+    async def main() -> None:
+        with pytest.raises(TimeoutError):
+            async with asyncio.timeout(0.05):
+                await run_sync(slow, {})
+        release.set()
+        assert await asyncio.to_thread(finished.wait, 5)
+        assert await run_sync(lambda: "next", {}) == "next"
+
+    run(main())
