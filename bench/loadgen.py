@@ -61,10 +61,10 @@ INITIALIZED = orjson.dumps({"jsonrpc": "2.0", "method": "notifications/initializ
 
 
 class CallTemplate:
-    """Pre-encoded ``tools/call echo`` requests: only the id changes."""
+    """Pre-encoded ``tools/call echo`` requests (or another tool taking ``text``): only the id changes."""
 
-    def __init__(self, era: str) -> None:
-        sample = request(1234567, "tools/call", {"name": "echo", "arguments": {"text": ECHO_TEXT}}, era)
+    def __init__(self, era: str, tool: str = "echo") -> None:
+        sample = request(1234567, "tools/call", {"name": tool, "arguments": {"text": ECHO_TEXT}}, era)
         head, tail = orjson.dumps(sample).split(b"1234567", 1)
         self._fmt = head.replace(b"%", b"%%") + b"%d" + tail.replace(b"%", b"%%")
 
@@ -162,9 +162,9 @@ class StdioServer:
             "add": await self.call("tools/call", {"name": "add", "arguments": {"a": 2, "b": 3}}, era),
         })  # fmt: skip
 
-    async def sequential(self, era: str, count: int, seconds: float) -> list[float]:
+    async def sequential(self, era: str, count: int, seconds: float, tool: str = "echo") -> list[float]:
         """Latencies (µs) of calls sent one at a time: *count* of them or for *seconds*."""
-        template = CallTemplate(era)
+        template = CallTemplate(era, tool)
         latencies: list[float] = []
         deadline = time.perf_counter() + seconds
         write, readline = self._in.write, self._out.readline
@@ -185,10 +185,10 @@ class StdioServer:
         return latencies
 
     async def pipelined(
-        self, era: str, in_flight: int, seconds: float, max_calls: int = 10**9
+        self, era: str, in_flight: int, seconds: float, max_calls: int = 10**9, tool: str = "echo"
     ) -> tuple[int, float]:
         """Keep *in_flight* calls outstanding for *seconds*; returns (calls answered, elapsed s)."""
-        template = CallTemplate(era)
+        template = CallTemplate(era, tool)
         encode = template.encode
         first = self._next + 1
         self._next += in_flight

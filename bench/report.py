@@ -1,4 +1,4 @@
-"""The benchmark's report: Markdown tables with ratios, the targets of issue 5, and PNG plots.
+"""The benchmark's report: Markdown tables with ratios, the targets of issues 5 and 16, and PNG plots.
 
 ``write(data, out)`` takes what :mod:`run` measured (also saved as ``results.json``) and writes
 ``results.md`` and ``*.png`` to *out*. ``python report.py results.json`` renders an old run again.
@@ -52,13 +52,17 @@ class _Results:
 
 
 def targets(data: dict[str, Any]) -> list[tuple[str, str, str, bool | None]]:
-    """(target, required, measured, holds) for each target of issue 5 (holds is None: not measured)."""
+    """(target, required, measured, holds) for each target of issues 5 and 16 (holds is None: not measured)."""
     res = _Results(data)
     m: Callable[[str, str], Any] = res.get
     out: list[tuple[str, str, str, bool | None]] = []
 
-    def ratio_check(name: str, metric: str, want: float, higher: bool, peer: str = BASELINE) -> None:
-        value, base = m(SUBJECT, metric), m(peer, metric)
+    def ratio_check(
+        name: str, metric: str, want: float, higher: bool, peer: str = BASELINE, subject_metric: bool = False
+    ) -> None:
+        # subject_metric: *metric* is mcpkit's alone (its def tool); the peer's figure is the async one
+        base_metric = metric.removeprefix("def_") if subject_metric else metric
+        value, base = m(SUBJECT, metric), m(peer, base_metric)
         if not isinstance(value, int | float) or not isinstance(base, int | float) or not base:
             out.append((name, "", "not measured", None))
             return
@@ -66,6 +70,12 @@ def targets(data: dict[str, Any]) -> list[tuple[str, str, str, bool | None]]:
         holds = ratio >= want if higher else ratio <= want
         required = f"≥ {want:g}x {peer}" if higher else f"≤ {want:g}x {peer}"
         out.append((name, required, f"{ratio:.2f}x ({_num(value)} vs {_num(base)})", holds))
+
+    def absolute(name: str, value: Any, limit: float, unit: str) -> None:
+        if not isinstance(value, int | float):
+            out.append((name, f"≤ {limit:g} {unit}", "not measured", None))
+            return
+        out.append((name, f"≤ {limit:g} {unit}", f"{_num(value, 1)} {unit}", value <= limit))
 
     ratio_check("stdio calls/s, 64 in flight", "stdio_64_per_s", 25, True)
     ratio_check("stdio calls/s, 64 in flight", "stdio_64_per_s", 1, True, "ts")
@@ -82,6 +92,31 @@ def targets(data: dict[str, Any]) -> list[tuple[str, str, str, bool | None]]:
     ratio_check("cold start (spawn to first answer)", "cold_start_ms", 0.25, False)
     ratio_check("RSS idle", "rss_idle_mb", 0.5, False)
     ratio_check("RSS after 10k calls", "rss_after_mb", 0.5, False)
+    # Issue 16: the tools people write (``def``), the client, the stateless HTTP path.
+    sync, asynchronous = m(SUBJECT, "def_stdio_64_per_s"), m(SUBJECT, "stdio_64_per_s")
+    if isinstance(sync, int | float) and isinstance(asynchronous, int | float) and asynchronous:
+        out.append(("stdio `def` tool calls/s, 64 in flight", "≥ 0.8x the same tool as `async def`",
+                    f"{sync / asynchronous:.2f}x ({_num(sync)} vs {_num(asynchronous)})",
+                    sync >= 0.8 * asynchronous))  # fmt: skip
+    ratio_check("stdio `def` tool calls/s, 64 in flight", "def_stdio_64_per_s", 25, True, subject_metric=True)
+    ratio_check("stdio `def` tool p50 latency, two cores", "def_seq_p50_us", 0.25, False, subject_metric=True)
+    ts = m("ts", "stdio_64_per_s")
+    if isinstance(asynchronous, int | float) and isinstance(ts, int | float) and ts:
+        out.append(("stdio `async def` tool calls/s, 64 in flight", "≥ 50,000 or ≥ 1.6x ts",
+                    f"{_num(asynchronous)}, {asynchronous / ts:.2f}x ts",
+                    asynchronous >= 50_000 or asynchronous >= 1.6 * ts))  # fmt: skip
+    absolute("server CPU per stdio call (64 in flight)", m(SUBJECT, "stdio_64_cpu_us"), 15, "µs")
+    client = (data.get("clients") or {}).get("mcpkit") or {}
+    absolute("client CPU per call, one at a time", client.get("sequential_cpu_us_per_call"), 60, "µs")
+    absolute("client CPU per call, 16 in flight", client.get("concurrent_cpu_us_per_call"), 40, "µs")
+    modern, handshake = m(SUBJECT, "http_modern_8_per_s"), m(SUBJECT, "http_handshake_8_per_s")
+    if isinstance(modern, int | float) and isinstance(handshake, int | float) and handshake:
+        out.append(("HTTP calls/s, 8 clients: 2026-07-28 against the handshake era", "≥ 1x",
+                    f"{modern / handshake:.2f}x ({_num(modern)} vs {_num(handshake)})", modern >= handshake))  # fmt: skip
+    for era, _ in ERAS:
+        ratio_check(f"HTTP calls/s, 8 clients, {era} era, against the raw ASGI ceiling", f"http_{era}_8_per_s",
+                    0.85, True, "raw")  # fmt: skip
+    absolute("cold start (spawn to first answer)", m(SUBJECT, "cold_start_ms"), 150, "ms")
     return out
 
 
@@ -159,7 +194,19 @@ def markdown(data: dict[str, Any]) -> str:
                          _num(c.get("concurrent_cpu_us_per_call"))])  # fmt: skip
         lines += _table(["client", "connect ms", "calls/s one at a time", "CPU µs/call", "calls/s 16 in flight",
                          "CPU µs/call"], rows)  # fmt: skip
-    lines += ["", "**Targets** (issue 5), mcpkit against the peer named:", ""]
+    if "def_stdio_64_per_s" in res.by_key.get(SUBJECT, {}):
+        r = res.by_key[SUBJECT]
+        lines += ["", "**mcpkit, the same `echo` as `def` and as `async def`** (stdio, handshake era; the `def` "
+                  "one runs on a worker thread; p50 with two cores, calls/s and CPU at 64 in flight):", ""]  # fmt: skip
+        lines += _table(
+            ["tool", "seq p50 µs", "seq p99 µs", "calls/s 64 in flight", "ratio", "CPU µs/call"],
+            [["`async def echo`", _num(r.get("seq_p50_us")), _num(r.get("seq_p99_us")), _num(r.get("stdio_64_per_s")),
+              "1.00x", _num(r.get("stdio_64_cpu_us"), 1)],
+             ["`def echo`", _num(r.get("def_seq_p50_us")), _num(r.get("def_seq_p99_us")),
+              _num(r.get("def_stdio_64_per_s")), _ratio(r.get("def_stdio_64_per_s"), r.get("stdio_64_per_s")),
+              _num(r.get("def_stdio_64_cpu_us"), 1)]],
+        )  # fmt: skip
+    lines += ["", "**Targets** (issues 5 and 16), mcpkit against the peer named:", ""]
     rows = []
     for name, required, measured, holds in targets(data):
         mark = "–" if holds is None else ("yes" if holds else "**no**")

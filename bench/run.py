@@ -3,7 +3,7 @@
 Every server answers the same raw JSON-RPC load from :mod:`loadgen`, one server at a time, on this
 machine. The figures go to ``bench/results/``: ``results.json`` (everything measured),
 ``results.md`` (the tables, with ratios against the official SDK's low-level ``Server`` measured in
-the same run, and the targets of issue 5) and PNG plots.
+the same run, and the targets of issues 5 and 16) and PNG plots.
 
 ``--short`` is the CI mode: every server is started over stdio and HTTP and must answer
 ``tools/list``, ``echo`` and ``add`` correctly, each measurement runs for a moment only, and the report
@@ -73,6 +73,7 @@ class Peer:
     imports: list[str]  # a command that only imports what the server needs
     bare: list[str]  # the same interpreter doing nothing (subtracted from the import time)
     cwd: Path = ROOT
+    def_tool: str | None = None  # the same echo written as a sync ``def`` tool, where the server has one
     results: dict[str, Any] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
 
@@ -90,7 +91,7 @@ def peers() -> list[Peer]:
              script("raw_server.py"), [py, "-c", "import asyncio, uvloop, orjson, uvicorn"], [py, "-c", "pass"]),
         Peer("mcpkit", "mcpkit `Server` (high-level)", [py, "-m", "mcpkit", "run", mcpkit_file],
              lambda port: [py, "-m", "mcpkit", "run", mcpkit_file, "--transport", "http", "--port", str(port)],
-             [py, "-c", "import mcpkit.cli, mcpkit"], [py, "-c", "pass"]),
+             [py, "-c", "import mcpkit.cli, mcpkit"], [py, "-c", "pass"], def_tool="echo_sync"),
         Peer("ts", "TypeScript SDK 1.32 low-level `Server`", [node, str(TS / "server.mjs")],
              lambda port: [node, str(TS / "server.mjs"), "--http", str(port)],
              [node, "--input-type=module", "-e",
@@ -179,6 +180,18 @@ async def bench_stdio(peer: Peer, s: Settings) -> None:
             calls += answered
             r[f"stdio_{width}_per_s"] = answered / elapsed
             r[f"stdio_{width}_cpu_us"] = cpu / answered * 1e6
+        if peer.def_tool is not None:  # the same tool as a ``def``: right after the async one, same placement
+            with loadgen.placed(server.pid, False):
+                latencies = await server.sequential(HANDSHAKE, s.seq_calls, s.seq_seconds, peer.def_tool)
+            calls += len(latencies)
+            r["def_seq_p50_us"] = loadgen.percentile(latencies, 0.5)
+            r["def_seq_p99_us"] = loadgen.percentile(latencies, 0.99)
+            cpu0 = loadgen.cpu_seconds(server.pid)
+            answered, elapsed = await server.pipelined(HANDSHAKE, 64, s.pipe_seconds, tool=peer.def_tool)
+            cpu = loadgen.cpu_seconds(server.pid) - cpu0
+            calls += answered
+            r["def_stdio_64_per_s"] = answered / elapsed
+            r["def_stdio_64_cpu_us"] = cpu / answered * 1e6
         if calls < s.rss_calls:
             answered, _ = await server.pipelined(HANDSHAKE, 64, 600, max_calls=s.rss_calls - calls)
             calls += answered
