@@ -7,8 +7,15 @@ from typing import Any
 
 import pytest
 
-from mcpkit import MCPError, RPCError
-from mcpkit.client.exchange import check_result_type, follow_task, list_all, retry_params
+from mcpkit import MCPError, RequestTimeout, RPCError
+from mcpkit.client.exchange import (
+    Progress,
+    await_answer,
+    check_result_type,
+    follow_task,
+    list_all,
+    retry_params,
+)
 
 
 def test_a_retry_carries_the_answers_and_echoes_the_state_verbatim() -> None:
@@ -85,3 +92,53 @@ def test_pages_are_followed_to_the_end() -> None:
     )
     assert asyncio.run(list_all(server.request, "tools/list", "tools", {"x": 1})) == [1, 2, 3, 4]
     assert [p for _, p in server.sent] == [{"x": 1}, {"x": 1, "cursor": "c1"}, {"x": 1, "cursor": "c2"}]
+
+
+class _SilentPeer:
+    """Stands in for a Peer whose answers never come: records the cancellations sent."""
+
+    def __init__(self) -> None:
+        self.cancelled: list[tuple[Any, str]] = []
+
+    async def cancel(self, request_id: Any, reason: str) -> None:
+        self.cancelled.append((request_id, reason))
+
+
+def test_silence_times_out_progress_extends_and_max_timeout_caps() -> None:
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        peer = _SilentPeer()
+        # Silence: the request times out and is cancelled on the server.
+        with pytest.raises(RequestTimeout):
+            await await_answer(peer, 1, loop.create_future(), Progress(None), 0.05, None)  # type: ignore[arg-type]
+        assert peer.cancelled == [(1, "request timed out")]
+        # Progress heard every 30 ms keeps a 50 ms timeout alive until the answer comes.
+        future: asyncio.Future[Any] = loop.create_future()
+        progress = Progress(None)
+
+        async def report_then_answer() -> None:
+            for _ in range(5):
+                await asyncio.sleep(0.03)
+                await progress.update({"progress": 1})
+            future.set_result("done")
+
+        task = asyncio.ensure_future(report_then_answer())
+        assert await await_answer(peer, 2, future, progress, 0.05, None) == "done"  # type: ignore[arg-type]
+        await task
+        # ...but never past max_timeout.
+        progress = Progress(None)
+        task = asyncio.ensure_future(report_then_answer())
+        started = loop.time()
+        with pytest.raises(RequestTimeout):
+            await await_answer(peer, 3, loop.create_future(), progress, 0.05, 0.08)  # type: ignore[arg-type]
+        assert loop.time() - started < 0.15
+        task.cancel()
+        # A caller's cancellation is passed on too, and is not a timeout.
+        waiting = asyncio.ensure_future(await_answer(peer, 4, loop.create_future(), Progress(None), 5, None))  # type: ignore[arg-type]
+        await asyncio.sleep(0)
+        waiting.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await waiting
+        assert peer.cancelled[-1] == (4, "request cancelled by the caller")
+
+    asyncio.run(asyncio.wait_for(main(), 5))

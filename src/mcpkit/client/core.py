@@ -277,9 +277,12 @@ class ClientCore:
         try:
             yield
         except ConnectionClosed as exc:
-            describe = getattr(self._transport, "describe_exit", None)
-            detail = f" ({describe()})" if describe is not None else ""
-            raise ConnectionClosed(f"the server closed the connection{detail}") from exc
+            raise self._closed_error(exc) from exc
+
+    def _closed_error(self, exc: ConnectionClosed) -> ConnectionClosed:
+        describe = getattr(self._transport, "describe_exit", None)
+        detail = f" ({describe()})" if describe is not None else ""
+        return ConnectionClosed(f"the server closed the connection{detail}")
 
     async def aclose(self) -> None:
         """Close the connection (for stdio: close stdin, then SIGTERM, then SIGKILL)."""
@@ -319,7 +322,7 @@ class ClientCore:
             RequestTimeout: no answer in time (the request is cancelled on the server).
             ConnectionClosed: the server went away (its exit status is in the message).
         """
-        params = dict(params or {})
+        params = params if params is not None else {}  # copied where it is changed (_request_once)
         try:
             return await self._request(method, params, timeout, max_timeout, on_progress)
         except RPCError as exc:
@@ -370,31 +373,34 @@ class ClientCore:
     ) -> Any:
         """One round: send *method* once and wait for its answer, whatever its ``resultType``."""
         peer = self._live_peer()
-        if not self.protocol_version:
+        version = self.protocol_version
+        if not version:
             raise MCPError("not connected: use 'async with Client(...)' or await connect()")
-        params = dict(params)
-        meta: dict[str, Any] = dict(params.get("_meta") or {})
-        if self.era is Era.STATELESS:
-            meta = {**self._meta(self.protocol_version), **meta}
+        stateless = era_of(version) is Era.STATELESS
+        given = params.get("_meta")
+        params = dict(params)  # the caller's dict is never changed
+        meta: dict[str, Any] = {**self._meta(version), **(given or {})} if stateless else dict(given or {})
         request_id = peer.next_id()
         progress = Progress(on_progress)
         if on_progress is not None:
             meta["progressToken"] = request_id
             self._progress[request_id] = progress
-        traced = (
-            self.telemetry.request(method, params, request_id, self.protocol_version)
-            if self.telemetry is not None
-            else contextlib.nullcontext()
-        )
-        with traced:
-            if self.telemetry is not None:
-                self.telemetry.inject(meta)  # the server's span becomes this one's child
+        telemetry = self.telemetry
+        if telemetry is None:  # the hot path: no span, no context manager
             if meta:
                 params["_meta"] = meta
             result = await self._send_and_wait(
                 peer, request_id, method, params, progress, timeout, max_timeout
             )
-        if self.era is Era.STATELESS:
+        else:
+            with telemetry.request(method, params, request_id, version):
+                telemetry.inject(meta)  # the server's span becomes this one's child
+                if meta:
+                    params["_meta"] = meta
+                result = await self._send_and_wait(
+                    peer, request_id, method, params, progress, timeout, max_timeout
+                )
+        if stateless:
             check_result_type(method, result)
         return result
 
@@ -409,19 +415,19 @@ class ClientCore:
         max_timeout: float | None,
     ) -> Any:
         try:
-            with self._naming_exit():
-                future = await peer.send_request(request_id, method, params)
-                result = await await_answer(
-                    peer,
-                    request_id,
-                    future,
-                    progress,
-                    timeout or self.timeout,
-                    max_timeout or self.max_timeout,
-                )
+            future = await peer.send_request(request_id, method, params)
+            return await await_answer(
+                peer,
+                request_id,
+                future,
+                progress,
+                timeout or self.timeout,
+                max_timeout or self.max_timeout,
+            )
+        except ConnectionClosed as exc:
+            raise self._closed_error(exc) from exc
         finally:
             self._progress.pop(request_id, None)
-        return result
 
     # -- what the server sends us ------------------------------------------------------------------
 

@@ -72,21 +72,43 @@ async def await_answer(
     """
     if timeout is None:
         return await peer.wait(request_id, future, None)
+    # One timer, moved on when progress was heard of, instead of asyncio.wait() per request (a
+    # waiter future, its callbacks and an extra turn of the loop): at the deadline the timer fails
+    # the answer's future itself, so awaiting that future is all the waiting there is.
     loop = asyncio.get_running_loop()
     hard_stop = loop.time() + (max_timeout or float("inf"))
+    expired = False
+    timer: asyncio.TimerHandle | None = None
+
+    def check() -> None:
+        nonlocal timer, expired
+        if future.done():
+            return
+        deadline = min(progress.last_seen(loop) + timeout, hard_stop)
+        if deadline > loop.time():
+            timer = loop.call_at(deadline, check)
+        else:
+            expired = True
+            future.set_exception(_Expired())
+
+    timer = loop.call_at(min(progress.last_seen(loop) + timeout, hard_stop), check)
     try:
-        while True:
-            deadline = min(progress.last_seen(loop) + timeout, hard_stop)
-            remaining = deadline - loop.time()
-            if remaining <= 0:
-                await peer.cancel(request_id, "request timed out")
-                raise RequestTimeout(f"no answer to request {request_id} within {timeout:g} s")
-            done, _ = await asyncio.wait({future}, timeout=remaining)
-            if done:
-                return future.result()
+        return await future
+    except _Expired:
+        if not expired:  # not our timer's: cannot happen, but never mistake it for a timeout
+            raise
+        await peer.cancel(request_id, "request timed out")
+        raise RequestTimeout(f"no answer to request {request_id} within {timeout:g} s") from None
     except asyncio.CancelledError:
         await peer.cancel(request_id, "request cancelled by the caller")
         raise
+    finally:
+        if timer is not None:
+            timer.cancel()
+
+
+class _Expired(Exception):
+    """Set on a request's future by its timer; becomes :class:`RequestTimeout`."""
 
 
 def check_result_type(method: str, result: Any) -> None:
