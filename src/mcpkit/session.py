@@ -239,7 +239,9 @@ class Peer:
                     data = await self.transport.receive()
                 except EOFError:
                     break
-                await self._route(data)
+                pending = self._route(data)
+                if pending is not None:
+                    await pending
         except (ConnectionClosed, OSError) as exc:
             self._closed = exc
         finally:
@@ -284,18 +286,26 @@ class Peer:
             if pending:
                 await asyncio.wait(pending)
 
-    async def _route(self, data: bytes) -> None:
+    def _route(self, data: bytes) -> Awaitable[None] | None:
+        """Route one framed message as :meth:`deliver` would; what is left to await, if anything.
+
+        Requests and answers, nearly every message, are routed here without a coroutine of their
+        own; errors, notifications and batches come back to be awaited, in order."""
         if data is OVERSIZE:
-            await self._send_quietly(
+            return self._send_quietly(
                 error_response(None, RemoteProtocolError("message too large", INVALID_REQUEST))
             )
-            return
         try:
             events = self._decode(data)
         except RemoteProtocolError as exc:
-            await self._send_quietly(error_response(exc.request_id, exc))
-            return
-        await self.deliver(events)
+            return self._send_quietly(error_response(exc.request_id, exc))
+        if isinstance(events, jsonrpc.Request):
+            self._start(events)
+            return None
+        if isinstance(events, (jsonrpc.Response, jsonrpc.ErrorResponse)):
+            self._settle(events)
+            return None
+        return self.deliver(events)
 
     def decode(self, data: bytes) -> jsonrpc.Event | list[jsonrpc.Event | RemoteProtocolError]:
         """Decode one framed message as :meth:`run` would: an event, or a batch's list of them.

@@ -27,7 +27,7 @@ from __future__ import annotations
 import contextlib
 import json
 import shlex
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Coroutine, Iterator, Sequence
 from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, Any, Final
 
@@ -282,24 +282,27 @@ class ProbeAnswers:
     def __init__(self, transport: Transport) -> None:
         self.transport = transport
         self._probe_id: int | None = None
+        # Outside the probe the transport's own methods, so that every message after it pays no
+        # extra coroutine here.
+        self.receive: Callable[[], Coroutine[Any, Any, bytes]] = transport.receive
+        self.send: Callable[[bytes], Coroutine[Any, Any, None]] = transport.send
 
     @contextlib.contextmanager
     def expecting(self, request_id: int) -> Iterator[None]:
         """While in this block, error answers are taken as answers to *request_id*."""
         self._probe_id = request_id
+        self.receive = self._receive_probing
         try:
             yield
         finally:
             self._probe_id = None
+            self.receive = self.transport.receive
 
-    async def receive(self) -> bytes:
+    async def _receive_probing(self) -> bytes:
         data = await self.transport.receive()
         if self._probe_id is not None and b'"error"' in data:
             return _readdressed(data, self._probe_id)
         return data
-
-    async def send(self, message: bytes) -> None:
-        await self.transport.send(message)
 
     async def aclose(self) -> None:
         await self.transport.aclose()
