@@ -1,10 +1,11 @@
 """Client side of the comparison: the mcpkit ``Client`` against the official SDK's ``Client``.
 
-    python clients.py mcpkit|official SECONDS CONCURRENCY -- SERVER COMMAND...
+    python clients.py mcpkit|official SECONDS CONCURRENCY [VERSION] -- SERVER COMMAND... | URL
 
 Both talk to the same stdio server in the handshake era (2025-11-25), calling ``echo``: first one call
 at a time, then *CONCURRENCY* calls in flight. Prints one JSON object with calls/s and the CPU the
-client process spent per call (the server's CPU is not counted), or ``{"error": ...}``.
+client process spent per call (the server's CPU is not counted), or ``{"error": ...}``. With a URL
+(the mcpkit client only) it speaks Streamable HTTP, at *VERSION* (default 2025-11-25).
 """
 
 from __future__ import annotations
@@ -41,11 +42,14 @@ async def measure(call: Callable[[], Awaitable[str]], seconds: float, concurrenc
     return figures
 
 
-async def with_mcpkit(command: list[str], seconds: float, concurrency: int) -> dict[str, Any]:
+async def with_mcpkit(
+    command: list[str], seconds: float, concurrency: int, version: str = "2025-11-25"
+) -> dict[str, Any]:
     from mcpkit import Client
 
     t0 = time.perf_counter()
-    async with Client(command, protocol_version="2025-11-25") as client:
+    target: str | list[str] = command[0] if command[0].startswith("http") else command
+    async with Client(target, protocol_version=version) as client:
         connect = time.perf_counter() - t0
 
         async def call() -> str:
@@ -71,10 +75,14 @@ async def with_official(command: list[str], seconds: float, concurrency: int) ->
 
 def main() -> None:
     which, seconds, concurrency = sys.argv[1], float(sys.argv[2]), int(sys.argv[3])
-    command = sys.argv[sys.argv.index("--") + 1 :]
-    run = with_mcpkit if which == "mcpkit" else with_official
+    split = sys.argv.index("--")
+    command = sys.argv[split + 1 :]
     try:
-        result = asyncio.run(run(command, seconds, concurrency))
+        if which == "mcpkit":
+            version = sys.argv[4] if split > 4 else "2025-11-25"
+            result = asyncio.run(with_mcpkit(command, seconds, concurrency, version))
+        else:
+            result = asyncio.run(with_official(command, seconds, concurrency))
     except Exception as exc:  # report, do not crash the whole benchmark
         print(json.dumps({"error": f"{type(exc).__name__}: {exc}"}))
         sys.exit(1)

@@ -182,9 +182,12 @@ def markdown(data: dict[str, Any]) -> str:
     clients = data.get("clients") or {}
     if clients:
         lines += ["", "**Clients** against the same server (the hand-written one, stdio, handshake era, "
-                  "`call_tool('echo')`; CPU is the client process's):", ""]  # fmt: skip
+                  "`call_tool('echo')`; CPU is the client process's); then the mcpkit `Client` against the "
+                  "mcpkit server over Streamable HTTP:", ""]  # fmt: skip
         rows = []
-        names = {"mcpkit": "mcpkit `Client`", "official": "`mcp` 2.3.0 `Client`"}
+        names = {"mcpkit": "mcpkit `Client`", "official": "`mcp` 2.3.0 `Client`",
+                 "mcpkit-http-handshake": "mcpkit `Client`, HTTP, handshake era, mcpkit server",
+                 "mcpkit-http-modern": "mcpkit `Client`, HTTP, 2026-07-28, mcpkit server"}  # fmt: skip
         for key, c in clients.items():
             if "error" in c:
                 rows.append([names.get(key, key), c["error"], "–", "–", "–", "–"])

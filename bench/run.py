@@ -90,7 +90,9 @@ def peers() -> list[Peer]:
         Peer("raw", "hand-written loop (uvloop, orjson; raw ASGI on uvicorn)", [py, str(SERVERS / "raw_server.py")],
              script("raw_server.py"), [py, "-c", "import asyncio, uvloop, orjson, uvicorn"], [py, "-c", "pass"]),
         Peer("mcpkit", "mcpkit `Server` (high-level)", [py, "-m", "mcpkit", "run", mcpkit_file],
-             lambda port: [py, "-m", "mcpkit", "run", mcpkit_file, "--transport", "http", "--port", str(port)],
+             # Every session of the benchmark comes from 127.0.0.1: lift the per-address cap (1,000).
+             lambda port: [py, "-m", "mcpkit", "run", mcpkit_file, "--transport", "http", "--port", str(port),
+                           "--max-sessions-per-client", "100000"],
              [py, "-c", "import mcpkit.cli, mcpkit"], [py, "-c", "pass"], def_tool="echo_sync"),
         Peer("ts", "TypeScript SDK 1.32 low-level `Server`", [node, str(TS / "server.mjs")],
              lambda port: [node, str(TS / "server.mjs"), "--http", str(port)],
@@ -265,19 +267,30 @@ async def bench_http(peer: Peer, s: Settings) -> None:
 
 
 async def bench_clients(s: Settings) -> dict[str, Any]:
-    """The mcpkit client and the official client, each against the hand-written server."""
+    """The mcpkit client and the official client, each against the hand-written server; then the
+    mcpkit client against the mcpkit server over Streamable HTTP, in both eras."""
     server = [sys.executable, str(SERVERS / "raw_server.py")]
     out: dict[str, Any] = {}
-    for which in ("mcpkit", "official"):
+
+    async def run_client(which: str, *args: str) -> dict[str, Any]:
         process = await asyncio.create_subprocess_exec(
-            sys.executable, str(BENCH / "clients.py"), which, str(s.client_seconds), "16", "--", *server,
+            sys.executable, str(BENCH / "clients.py"), which, str(s.client_seconds), "16", *args,
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
         )  # fmt: skip
         stdout, _ = await process.communicate()
         try:
-            out[which] = json.loads(stdout.decode().strip().splitlines()[-1])
+            return json.loads(stdout.decode().strip().splitlines()[-1])  # type: ignore[no-any-return]
         except (ValueError, IndexError):
-            out[which] = {"error": f"no result (exit code {process.returncode})"}
+            return {"error": f"no result (exit code {process.returncode})"}
+
+    for which in ("mcpkit", "official"):
+        out[which] = await run_client(which, "--", *server)
+    mcpkit = next(p for p in peers() if p.key == "mcpkit")
+    async with http_server(mcpkit, "client-http") as (port, _):
+        url = f"http://{HOST}:{port}/mcp"
+        for key, version in (("mcpkit-http-handshake", loadgen.HANDSHAKE_VERSION),
+                             ("mcpkit-http-modern", loadgen.MODERN_VERSION)):  # fmt: skip
+            out[key] = await run_client("mcpkit", version, "--", url)
     return out
 
 
