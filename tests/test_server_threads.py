@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import os
+import signal
 import threading
+import time
 from typing import Any
 
 import pytest
@@ -73,3 +76,28 @@ def test_a_cancelled_call_lets_its_thread_finish_and_drops_the_result() -> None:
         assert await run_sync(lambda: "next", {}) == "next"
 
     run(main())
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_forked_child_starts_with_a_pool_of_its_own() -> None:
+    async def call(fn: Any) -> Any:
+        return await run_sync(fn, {})
+
+    run(call(lambda: None))  # the parent's workers exist now
+    pid = os.fork()
+    if pid == 0:  # the child: none of those threads came along
+        code = 1
+        try:
+            code = 0 if run(call(lambda: "child")) == "child" else 1
+        finally:
+            os._exit(code)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            assert os.waitstatus_to_exitcode(status) == 0
+            return
+        time.sleep(0.02)
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    pytest.fail("the forked child's sync call never ended")

@@ -14,7 +14,8 @@ loop is busy ride on one wake-up.
 Sizing follows the loop's default executor (``min(32, cpus + 4)`` threads): a worker is started
 when a job arrives and none is waiting, and a worker idle for a while ends. The threads are daemons
 (an idle one never holds the interpreter up), but at exit the interpreter waits for the jobs already
-taken, as it does for an executor's. One pool serves every loop of the process.
+taken, as it does for an executor's. One pool serves every loop of the process; a forked child
+starts with an empty one.
 """
 
 from __future__ import annotations
@@ -42,6 +43,10 @@ class _Pool:
     __slots__ = ("_done", "_idle", "_jobs", "_lock", "_running", "_workers")
 
     def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        """Start empty: also in a forked child, where none of the parent's threads exist."""
         self._jobs: queue.SimpleQueue[_Job] = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._done: dict[asyncio.AbstractEventLoop, list[_Outcome]] = {}
@@ -129,6 +134,7 @@ class _Pool:
 
 _pool: Final = _Pool()
 atexit.register(_pool.wait_for_running)
+os.register_at_fork(after_in_child=_pool.reset)  # `mcpkit run --workers N` forks
 
 
 def run_sync(fn: Callable[..., Any], kwargs: dict[str, Any]) -> asyncio.Future[Any]:
