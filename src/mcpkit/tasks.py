@@ -226,6 +226,9 @@ class TaskRunner:
         #: The fleet's shared state, once :meth:`share` was called.
         self.shared: TaskShare | None = None
         self._chores: set[asyncio.Task[None]] = set()
+        #: One snapshot write at a time per task, each of the state at its writing: two writes in
+        #: flight at once could land in either order and leave an older state behind.
+        self._writing: dict[str, asyncio.Lock] = {}
 
     # -- in a fleet --------------------------------------------------------------------------------
 
@@ -238,9 +241,13 @@ class TaskRunner:
         """Write *record*'s snapshot to the shared state (nothing to do outside a fleet)."""
         if self.shared is None or record.remote:
             return
-        snapshot = {name: getattr(record, name) for name in _SNAPSHOT_FIELDS}
-        ttl = None if record.expires is None else max(1.0, record.expires - time.monotonic())
-        await self.shared.put(f"task:{record.task_id}", json.dumps(snapshot, default=str).encode(), ttl)
+        lock = self._writing.setdefault(record.task_id, asyncio.Lock())
+        async with lock:
+            snapshot = {name: getattr(record, name) for name in _SNAPSHOT_FIELDS}
+            ttl = None if record.expires is None else max(1.0, record.expires - time.monotonic())
+            await self.shared.put(f"task:{record.task_id}", json.dumps(snapshot, default=str).encode(), ttl)
+        if record.status in TERMINAL and not lock.locked():
+            self._writing.pop(record.task_id, None)
 
     async def _load(self, task_id: str) -> TaskRecord | None:
         data = await self.shared.get(f"task:{task_id}") if self.shared is not None else None

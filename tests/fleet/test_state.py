@@ -119,8 +119,9 @@ def test_a_task_is_seen_answered_and_cancelled_from_another_process(pair: Pair) 
             seen = await there.lookup({"taskId": record.task_id})
             assert seen.remote and seen.status in ("working", "input_required")
             await until(lambda: record.status == "input_required")
-            await asyncio.sleep(0.05)  # the snapshot is written after the move
-            seen = await there.lookup({"taskId": record.task_id})
+            async with asyncio.timeout(5):  # the snapshot is written just after the move
+                while (seen := await there.lookup({"taskId": record.task_id})).status != "input_required":  # noqa: ASYNC110
+                    await asyncio.sleep(0.01)
             assert seen.wire_v2(detailed=True)["inputRequests"] == {"q": record.input_requests["q"]}
             await there.update(seen, {"q": {"action": "accept"}})
             await there.until_done(seen)
