@@ -282,10 +282,10 @@ def test_an_unread_listen_stream_stalls_no_call_and_no_other_listener(served: Se
     try:
         assert reader.wait_for("notifications/subscriptions/acknowledged")
         for _ in range(3):
-            started = time.monotonic()
-            answer = call_2026(served.url, "grow", timeout=20, times=5000)
+            # A stalled call would hang until the slow reader left: the timeout is the check
+            # (no bound on the time it takes, which a loaded machine stretches).
+            answer = call_2026(served.url, "grow", timeout=60, times=5000)
             assert answer.status_code == 200 and "changed 10000 times" in answer.text
-            assert time.monotonic() - started < 10
         assert reader.wait_for("notifications/tools/list_changed")
         before = len(reader.messages)
         call_2026(served.url, "grow", times=1)
@@ -293,9 +293,7 @@ def test_an_unread_listen_stream_stalls_no_call_and_no_other_listener(served: Se
         while len(reader.messages) == before and time.monotonic() < deadline:
             time.sleep(0.02)
         assert len(reader.messages) > before  # still hearing of changes after 30,000 of them
-        started = time.monotonic()
-        assert call_2026(served.url, "nap", seconds=0).status_code == 200
-        assert time.monotonic() - started < 2
+        assert call_2026(served.url, "nap", seconds=0, timeout=30).status_code == 200
     finally:
         reader.close()
         slow.close()
@@ -311,9 +309,8 @@ def test_an_unread_listen_stream_that_overflows_is_ended(tmp_path: Path) -> None
                              listen_body({"resourceSubscriptions": uris[:4]}, 2)[0])  # fmt: skip
         try:
             assert reader.wait_for("notifications/subscriptions/acknowledged")
-            started = time.monotonic()
-            answer = call_2026(served.url, "touch", timeout=20, rounds=300, count=64)
-            assert answer.status_code == 200 and time.monotonic() - started < 10
+            answer = call_2026(served.url, "touch", timeout=60, rounds=300, count=64)
+            assert answer.status_code == 200  # not held up by the unread stream (else: timeout)
             deadline = time.monotonic() + 10
             while (
                 "closing a subscriptions/listen stream" not in served.log_text()
@@ -353,14 +350,13 @@ def test_an_unread_get_stream_stalls_no_session_and_overflows_alone(tmp_path: Pa
         reader = EventReader("GET", served.url, b)
         try:
             assert reader.status == 200
-            started = time.monotonic()
+            # Not held up by A's unread stream: a stall would run into the timeout.
             assert (
-                session_post(served.url, b, tool_call(1, "grow", times=15000), timeout=30).status_code == 200
+                session_post(served.url, b, tool_call(1, "grow", times=15000), timeout=60).status_code == 200
             )
-            assert time.monotonic() - started < 15
             assert reader.wait_for("notifications/tools/list_changed")
-            answer = session_post(served.url, b, tool_call(2, "touch", rounds=300, count=64), timeout=20)
-            assert answer.status_code == 200 and time.monotonic() - started < 25
+            answer = session_post(served.url, b, tool_call(2, "touch", rounds=300, count=64), timeout=60)
+            assert answer.status_code == 200
             deadline = time.monotonic() + 10
             while "closing its event stream" not in served.log_text() and time.monotonic() < deadline:
                 time.sleep(0.05)
@@ -703,17 +699,17 @@ def test_cancellation_racing_completion_answers_cleanly(served: Served) -> None:
 
 
 def test_2025_03_26_batch_members_log_report_progress_run_concurrently_and_cancel(served: Served) -> None:
-    """Issue 12 #5: members that log and report progress work, run at once (two 0.5 s naps
-    finish in well under 1 s), and can be cancelled."""
+    """Issue 12 #5: members that log and report progress work, run at once (two 1.5 s naps
+    finish well before the 3 s they would take one after the other), and can be cancelled."""
     headers = initialize(served.url, "2025-03-26")
     level = {"jsonrpc": "2.0", "id": 1, "method": "logging/setLevel", "params": {"level": "info"}}
     assert session_post(served.url, headers, level).status_code == 200
-    batch = [tool_call(2, "nap", seconds=0.5), tool_call(3, "nap", seconds=0.5)]
+    batch = [tool_call(2, "nap", seconds=1.5), tool_call(3, "nap", seconds=1.5)]
     batch[0]["params"]["_meta"] = {"progressToken": "p2"}
     started = time.monotonic()
     answer = session_post(served.url, headers, batch)
     elapsed = time.monotonic() - started
-    assert answer.status_code == 200 and elapsed < 0.9, elapsed
+    assert answer.status_code == 200 and elapsed < 2.9, elapsed
     messages = [json.loads(line[6:]) for line in answer.text.splitlines() if line.startswith("data: ")]
     if answer.headers["content-type"] == "application/json":
         messages = [answer.json()]
