@@ -101,3 +101,31 @@ def test_a_forked_child_starts_with_a_pool_of_its_own() -> None:
     os.kill(pid, signal.SIGKILL)
     os.waitpid(pid, 0)
     pytest.fail("the forked child's sync call never ended")
+
+
+def test_a_job_never_waits_behind_a_long_one_once_idle_workers_have_gone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The pool counts waiting workers exactly: after a burst, its idle workers end; a worker busy
+    with a long job must not be counted as free, or the next job waits for that long job to end."""
+    import mcpkit.server._threads as threads
+
+    monkeypatch.setattr(threads, "_IDLE_SECONDS", 0.3)
+    release = threading.Event()
+
+    def nap(seconds: float) -> None:
+        time.sleep(seconds)
+
+    async def main() -> float:
+        long = run_sync(release.wait, {"timeout": 20})
+        await asyncio.gather(*(run_sync(nap, {"seconds": 0.02}) for _ in range(10)))
+        await asyncio.sleep(1.0)  # the burst's workers idle out
+        started = time.monotonic()
+        assert await asyncio.wait_for(run_sync(lambda: 7, {}), 5) == 7
+        waited = time.monotonic() - started
+        release.set()
+        await long
+        return waited
+
+    # Far below the long job (release.wait(20)) it would otherwise wait behind.
+    assert run(main()) < 5

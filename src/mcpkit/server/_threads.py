@@ -40,7 +40,7 @@ _Job = tuple[
 
 
 class _Pool:
-    __slots__ = ("_done", "_idle", "_jobs", "_lock", "_running", "_workers")
+    __slots__ = ("_done", "_jobs", "_lock", "_queued", "_running", "_waiting", "_workers")
 
     def __init__(self) -> None:
         self.reset()
@@ -50,9 +50,11 @@ class _Pool:
         self._jobs: queue.SimpleQueue[_Job] = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._done: dict[asyncio.AbstractEventLoop, list[_Outcome]] = {}
-        # Under _lock: workers waiting for a job and not yet counted on by a submit (an estimate
-        # that errs low, so at worst a worker too many starts), all workers, jobs being run.
-        self._idle = 0
+        # Under _lock, and exact (an estimate that drifts would let a job wait behind a long one
+        # while a worker could have been started): jobs put and not yet taken, workers waiting for
+        # a job, all workers, jobs being run.
+        self._queued = 0
+        self._waiting = 0
         self._workers = 0
         self._running = 0
 
@@ -60,14 +62,13 @@ class _Pool:
         self, loop: asyncio.AbstractEventLoop, fn: Callable[..., Any], kwargs: dict[str, Any]
     ) -> asyncio.Future[Any]:
         future = loop.create_future()
-        self._jobs.put((loop, future, contextvars.copy_context(), fn, kwargs))
         with self._lock:
-            if self._idle > 0:
-                self._idle -= 1  # that worker takes this job; the next one looks again
-                return future
-            if self._workers >= _MAX_WORKERS:
-                return future  # every worker is busy: the job waits for the first one free
+            self._jobs.put((loop, future, contextvars.copy_context(), fn, kwargs))
+            self._queued += 1
+            if self._waiting >= self._queued or self._workers >= _MAX_WORKERS:
+                return future  # a waiting worker takes it, or the first one free does
             self._workers += 1
+            self._waiting += 1  # the new worker counts as waiting from its start
         threading.Thread(target=self._work, name="mcpkit-worker", daemon=True).start()
         return future
 
@@ -78,19 +79,21 @@ class _Pool:
                 loop, future, context, fn, kwargs = jobs.get(timeout=_IDLE_SECONDS)
             except queue.Empty:
                 with lock:
-                    if jobs.qsize():  # a job came as the wait ended: take it
+                    if self._queued > 0:  # a job came as the wait ended: take it
                         continue
-                    self._idle = max(0, self._idle - 1)
+                    self._waiting -= 1
                     self._workers -= 1
                 return
             outcome: _Outcome
-            ran = False
-            if future.cancelled():  # a timeout or a disconnect came first (a racy read, and harmless)
+            ran = not future.cancelled()  # a timeout or a disconnect came first (racy, and harmless)
+            with lock:
+                self._queued -= 1
+                self._waiting -= 1
+                if ran:
+                    self._running += 1
+            if not ran:
                 outcome = (future, None, None)
             else:
-                ran = True
-                with lock:
-                    self._running += 1
                 try:
                     outcome = (future, None, context.run(fn, **kwargs))
                 except BaseException as exc:  # handed to the awaiting task as it is
@@ -101,7 +104,7 @@ class _Pool:
                 if first:
                     finished = done[loop] = []
                 finished.append(outcome)  # type: ignore[union-attr]
-                self._idle += 1
+                self._waiting += 1
                 if ran:
                     self._running -= 1
             if first:
