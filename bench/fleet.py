@@ -87,11 +87,10 @@ def wait_ready(port: int, seconds: float = 30) -> None:
 def nodes(count: int, redis: str | None) -> Iterator[list[int]]:
     ports = [free_port() for _ in range(count)]
     extra = ["--redis", redis] if redis else []
+    command = [sys.executable, "-m", "mcpkit", "run", str(SERVER), "--transport", "http"]
     procs = [
         subprocess.Popen(
-            [sys.executable, "-m", "mcpkit", "run", str(SERVER), "--transport", "http", "--port", str(p), *extra],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
+            [*command, "--port", str(p), *extra], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
         )
         for p in ports
     ]
