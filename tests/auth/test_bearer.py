@@ -23,12 +23,6 @@ pytestmark = pytest.mark.e2e
 
 
 @pytest.fixture(scope="module")
-def issuer() -> Iterator[TestIssuer]:
-    with TestIssuer() as running:
-        yield running
-
-
-@pytest.fixture(scope="module")
 def url(issuer: TestIssuer) -> Iterator[str]:
     # Keys from the issuer's metadata (no --auth-jwks-uri); a short cooldown for the rotation test.
     with protected(issuer.url, "--auth-scope", "mcp", "--auth-jwks-cooldown", "0.2") as served:

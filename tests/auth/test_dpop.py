@@ -16,12 +16,6 @@ pytestmark = pytest.mark.e2e
 
 
 @pytest.fixture(scope="module")
-def issuer() -> Iterator[TestIssuer]:
-    with TestIssuer() as running:
-        yield running
-
-
-@pytest.fixture(scope="module")
 def url(issuer: TestIssuer) -> Iterator[str]:
     with protected(issuer.url, "--auth-jwks-uri", issuer.jwks_uri, "--auth-dpop", "accepted") as served:
         yield served

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 
 import pytest
 
@@ -15,12 +14,6 @@ from ._serve import protected
 from .issuer import TestIssuer
 
 pytestmark = pytest.mark.e2e
-
-
-@pytest.fixture(scope="module")
-def issuer() -> Iterator[TestIssuer]:
-    with TestIssuer() as running:
-        yield running
 
 
 @pytest.mark.parametrize("version", ["2026-07-28", "2025-11-25"])

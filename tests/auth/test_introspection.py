@@ -17,12 +17,6 @@ pytestmark = pytest.mark.e2e
 
 
 @pytest.fixture(scope="module")
-def issuer() -> Iterator[TestIssuer]:
-    with TestIssuer() as running:
-        yield running
-
-
-@pytest.fixture(scope="module")
 def url(issuer: TestIssuer) -> Iterator[str]:
     port = free_port()
     url = f"http://127.0.0.1:{port}/mcp"

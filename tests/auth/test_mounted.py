@@ -4,7 +4,7 @@ a DPoP proof's ``htu`` against the URL the client used, prefix included, once (n
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import httpx
@@ -17,12 +17,6 @@ from .issuer import TestIssuer, dpop_proof, new_dpop_key
 from .protected_server import server
 
 pytestmark = pytest.mark.e2e
-
-
-@pytest.fixture(scope="module")
-def issuer() -> Iterator[TestIssuer]:
-    with TestIssuer() as running:
-        yield running
 
 
 def serve(app: Any, port: int, check: Callable[[], Awaitable[None]], **config: Any) -> None:

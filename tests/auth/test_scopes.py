@@ -25,12 +25,6 @@ ACCEPT = {"Accept": "application/json, text/event-stream"}
 
 
 @pytest.fixture(scope="module")
-def issuer() -> Iterator[TestIssuer]:
-    with TestIssuer() as running:
-        yield running
-
-
-@pytest.fixture(scope="module")
 def url(issuer: TestIssuer) -> Iterator[str]:
     with protected(issuer.url, "--auth-scope", "mcp") as served:
         yield served
