@@ -115,6 +115,10 @@ class _FlowControl(asyncio.Protocol):
         await self._resumed.wait()
 
 
+#: At most this much output waits for the end of a loop turn before it is written.
+_COALESCE_BYTES: Final = 64 * 1024
+
+
 class StdioServerTransport:
     """The server's end: read stdin, write the (private copy of) stdout."""
 
@@ -130,6 +134,11 @@ class StdioServerTransport:
         self._writer = writer
         self._flow = flow if flow is not None else _FlowControl()
         self._closed = False
+        # Messages sent during one turn of the loop, written together at its end: one write(2)
+        # for many answers when many requests are in flight (a syscall per message cost more than
+        # the rest of a small tool call), and no delay beyond the current turn for a lone one.
+        self._pending: list[bytes] = []
+        self._pending_bytes = 0
 
     @classmethod
     async def open(
@@ -170,11 +179,28 @@ class StdioServerTransport:
             await self._flow.wait_resumed()
         if self._flow.lost or self._writer.is_closing():
             raise ConnectionClosed("the client closed our stdout")
-        self._writer.write(message + b"\n")
+        if not self._pending:
+            asyncio.get_running_loop().call_soon(self._flush)
+        self._pending.append(message)
+        self._pending_bytes += len(message)
+        if self._pending_bytes >= _COALESCE_BYTES:
+            # A sender that never yields (a handler logging in a loop) would pile up a turn without
+            # end: hand it to the pipe now, where the high-water mark above holds the sender back.
+            self._flush()
+
+    def _flush(self) -> None:
+        if not self._pending:
+            return  # aclose wrote them already
+        data = b"\n".join(self._pending) + b"\n"
+        self._pending.clear()
+        self._pending_bytes = 0
+        if self._writer is not None and not self._writer.is_closing():
+            self._writer.write(data)
 
     async def aclose(self) -> None:
         if not self._closed:
             self._closed = True
+            self._flush()  # what this turn sent goes out before the pipe closes
             self._flow.connection_lost(None)  # senders still waiting for the client give up
             if self._writer is not None:
                 self._writer.close()
