@@ -287,10 +287,8 @@ class Peer:
                 await asyncio.wait(pending)
 
     def _route(self, data: bytes) -> Awaitable[None] | None:
-        """Route one framed message as :meth:`deliver` would; what is left to await, if anything.
-
-        Requests and answers, nearly every message, are routed here without a coroutine of their
-        own; errors, notifications and batches come back to be awaited, in order."""
+        """Route one framed message as :meth:`deliver` would; what is left to await, if anything
+        (see :meth:`_dispatch`)."""
         if data is OVERSIZE:
             return self._send_quietly(
                 error_response(None, RemoteProtocolError("message too large", INVALID_REQUEST))
@@ -299,13 +297,7 @@ class Peer:
             events = self._decode(data)
         except RemoteProtocolError as exc:
             return self._send_quietly(error_response(exc.request_id, exc))
-        if isinstance(events, jsonrpc.Request):
-            self._start(events)
-            return None
-        if isinstance(events, (jsonrpc.Response, jsonrpc.ErrorResponse)):
-            self._settle(events)
-            return None
-        return self.deliver(events)
+        return self._dispatch(events)
 
     def decode(self, data: bytes) -> jsonrpc.Event | list[jsonrpc.Event | RemoteProtocolError]:
         """Decode one framed message as :meth:`run` would: an event, or a batch's list of them.
@@ -319,14 +311,24 @@ class Peer:
         """Take in one decoded message, as :meth:`run` does for each it reads: answers settle their
         requests, requests start (each in a task of its own), notifications are handled in order;
         a batch (a list, even of one) is answered with one array."""
-        if isinstance(message, list):
-            await self._route_batch(message)
-        elif isinstance(message, jsonrpc.Request):
+        pending = self._dispatch(message)
+        if pending is not None:
+            await pending
+
+    def _dispatch(
+        self, message: jsonrpc.Event | list[jsonrpc.Event | RemoteProtocolError]
+    ) -> Awaitable[None] | None:
+        # Requests and answers, nearly every message, are handled at once with no coroutine of
+        # their own; notifications and batches come back to be awaited, in order.
+        if isinstance(message, jsonrpc.Request):
             self._start(message)
-        elif isinstance(message, jsonrpc.Notification):
-            await self._notification(message)
-        else:
-            self._settle(message)
+            return None
+        if isinstance(message, list):
+            return self._route_batch(message)
+        if isinstance(message, jsonrpc.Notification):
+            return self._notification(message)
+        self._settle(message)
+        return None
 
     def _settle(self, event: jsonrpc.Response | jsonrpc.ErrorResponse) -> None:
         future = self._waiting.pop(event.id, None) if event.id is not None else None
