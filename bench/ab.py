@@ -1,6 +1,6 @@
 """Two (or more) stdio servers side by side, rounds interleaved, for one change's before and after.
 
-    .venv/bin/python bench/ab.py SECONDS ROUNDS IN_FLIGHT NAME=COMMAND...
+    .venv/bin/python bench/ab.py SECONDS ROUNDS IN_FLIGHT [--tool NAME] NAME=COMMAND...
 
 e.g. the previous commit's source against the working tree:
 
@@ -27,26 +27,32 @@ import loadgen  # noqa: E402
 from loadgen import HANDSHAKE, StdioServer  # noqa: E402
 
 
-async def measure(command: list[str], seconds: float, in_flight: int) -> tuple[float, float, float]:
+async def measure(
+    command: list[str], seconds: float, in_flight: int, tool: str
+) -> tuple[float, float, float]:
     server = await StdioServer.spawn(command)
     await server.handshake(HANDSHAKE)
     await server.check(HANDSHAKE)
-    await server.pipelined(HANDSHAKE, 16, 0.3)  # warm-up
+    await server.pipelined(HANDSHAKE, 16, 0.3, tool=tool)  # warm-up
     cpu_before = loadgen.cpu_seconds(server.pid)
-    calls, elapsed = await server.pipelined(HANDSHAKE, in_flight, seconds)
+    calls, elapsed = await server.pipelined(HANDSHAKE, in_flight, seconds, tool=tool)
     cpu = loadgen.cpu_seconds(server.pid) - cpu_before
-    latencies = await server.sequential(HANDSHAKE, 2000, 0.5)
+    latencies = await server.sequential(HANDSHAKE, 2000, 0.5, tool=tool)
     await server.close()
     return calls / elapsed, cpu / calls * 1e6, loadgen.percentile(latencies, 0.5)
 
 
 async def main() -> None:
     seconds, rounds, in_flight = float(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
-    servers = [arg.split("=", 1) for arg in sys.argv[4:]]
+    rest = sys.argv[4:]
+    tool = "echo"  # bench/servers/mcpkit_server.py also has echo_sync, the same tool as a def
+    if rest[:1] == ["--tool"]:
+        tool, rest = rest[1], rest[2:]
+    servers = [arg.split("=", 1) for arg in rest]
     results: dict[str, list[tuple[float, float, float]]] = {name: [] for name, _ in servers}
     for _ in range(rounds):
         for name, command in servers:
-            results[name].append(await measure(shlex.split(command), seconds, in_flight))
+            results[name].append(await measure(shlex.split(command), seconds, in_flight, tool))
     first = None
     for name, rows in results.items():
         rate = statistics.median(row[0] for row in rows)
