@@ -220,6 +220,24 @@ def test_stdin_eof_ends_the_server_promptly() -> None:
     assert (proc.returncode, out) == (0, b"")
 
 
+@pytest.mark.parametrize("stdin", ["devnull", "pipe"])
+def test_a_server_with_stdout_on_dev_null_serves_and_exits_cleanly(stdin: str) -> None:
+    # /dev/null is a character device that cannot be polled: treated as a pipe, uvloop aborted.
+    hello = json.dumps(
+        {"jsonrpc": "2.0", "id": 0, "method": "initialize",
+         "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+    ).encode() + b"\n"  # fmt: skip
+    with open(os.devnull, "wb") as null:
+        if stdin == "devnull":
+            with open(os.devnull, "rb") as empty:
+                code = subprocess.run(
+                    mcpkit_run("weather.py"), stdin=empty, stdout=null, timeout=30
+                ).returncode
+        else:
+            code = subprocess.run(mcpkit_run("weather.py"), input=hello, stdout=null, timeout=30).returncode
+    assert code == 0
+
+
 def test_client_kills_a_server_that_ignores_eof(tmp_path: Path) -> None:
     script = tmp_path / "stubborn.py"
     script.write_text(

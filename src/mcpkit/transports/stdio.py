@@ -84,8 +84,10 @@ class LineReader:
 
 
 def _is_pipe_like(fd: int) -> bool:
+    # A terminal is pipe-like; other character devices are not: /dev/null cannot be polled, and
+    # uvloop aborts the process when asked to (`mcpkit run server.py > /dev/null`).
     mode = os.fstat(fd).st_mode
-    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or (stat.S_ISCHR(mode) and os.isatty(fd))
 
 
 class _FlowControl(asyncio.Protocol):
