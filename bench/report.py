@@ -209,6 +209,7 @@ def markdown(data: dict[str, Any]) -> str:
               _num(r.get("def_stdio_64_per_s")), _ratio(r.get("def_stdio_64_per_s"), r.get("stdio_64_per_s")),
               _num(r.get("def_stdio_64_cpu_us"), 1)]],
         )  # fmt: skip
+    lines += fleet_table(data.get("fleet"))
     lines += ["", "**Targets** (issues 5 and 16), mcpkit against the peer named:", ""]
     rows = []
     for name, required, measured, holds in targets(data):
@@ -220,6 +221,34 @@ def markdown(data: dict[str, Any]) -> str:
         lines += ["", "**Failures**:", ""] + [f"- {label}: {error}" for label, error in errors]
     lines += ["", "Plots: `stdio.png`, `http.png`, `memory.png`."]
     return "\n".join(lines) + "\n"
+
+
+def fleet_table(fleet: dict[str, Any] | None) -> list[str]:
+    """The fleet step's table (``bench/fleet.py``): one node against three on Redis behind nginx."""
+    if not fleet:
+        return []
+    lines = ["", f"**A fleet** (`bench/fleet.py`): mcpkit nodes over Streamable HTTP, {fleet['clients']} clients "
+             "calling `echo` back to back through the front; CPU is all the nodes' (not nginx's, not Redis's), per "
+             "call. The load generator shares the machine, so this says what the fleet machinery costs, not how "
+             "it scales across machines:", ""]  # fmt: skip
+    first = next((s.get("results") for s in fleet["setups"] if s.get("results")), None) or {}
+    rows = []
+    for setup in fleet["setups"]:
+        r = setup.get("results")
+        if r is None:
+            note = f"skipped: {setup['skipped']}" if "skipped" in setup else f"failed: {setup.get('error')}"
+            rows.append([setup["label"], note] + ["–"] * 7)
+            continue
+        row = [setup["label"]]
+        for era in ("modern", "handshake"):
+            row += [_num(r.get(f"{era}_per_s")), _ratio(r.get(f"{era}_per_s"), first.get(f"{era}_per_s")),
+                    _num(r.get(f"{era}_p50_us")), _num(r.get(f"{era}_cpu_us"), 1)]  # fmt: skip
+        rows.append(row)
+    return lines + _table(
+        ["setup", "2026-07-28 calls/s", "ratio", "p50 µs", "CPU µs/call", "2025-11-25 calls/s", "ratio", "p50 µs",
+         "CPU µs/call"],
+        rows,
+    )  # fmt: skip
 
 
 def plots(data: dict[str, Any], out: Path) -> list[Path]:

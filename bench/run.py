@@ -294,6 +294,18 @@ async def bench_clients(s: Settings) -> dict[str, Any]:
     return out
 
 
+async def bench_fleet(s: Settings, log: Callable[[str], None]) -> dict[str, Any]:
+    """One mcpkit node without Redis, one on Redis, three on Redis behind nginx (``bench/fleet.py``)."""
+    import fleet
+
+    t0 = time.perf_counter()
+    data = await fleet.bench_fleet(
+        0.1 if s is SHORT else 3.0, 0.05 if s is SHORT else 1.0, log=log, logs=LOGS
+    )
+    log(f"fleet: done in {time.perf_counter() - t0:.1f} s")
+    return data
+
+
 # -- the run ---------------------------------------------------------------------------------------
 
 
@@ -322,6 +334,7 @@ async def run_all(s: Settings, only: Sequence[str] | None, log: Callable[[str], 
     t0 = time.perf_counter()
     clients = await bench_clients(s) if not only or "mcpkit" in only else {}
     log(f"clients: done in {time.perf_counter() - t0:.1f} s")
+    fleet = await bench_fleet(s, log) if not only or "fleet" in only else {}
     return {
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "machine": machine(),
@@ -331,6 +344,7 @@ async def run_all(s: Settings, only: Sequence[str] | None, log: Callable[[str], 
             {"key": p.key, "label": p.label, "results": p.results, "errors": p.errors} for p in selected
         ],
         "clients": clients,
+        "fleet": fleet,
     }
 
 
@@ -360,7 +374,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--short", action="store_true", help="CI mode: check every server, time nothing")
     parser.add_argument(
-        "--only", nargs="*", help="measure only these servers (keys: raw mcpkit ts sdk-lowlevel ...)"
+        "--only",
+        nargs="*",
+        help="measure only these servers (keys: raw mcpkit ts sdk-lowlevel ...), or fleet (the fleet step)",
     )
     parser.add_argument("--out", type=Path, default=BENCH / "results", help="where to write the report")
     args = parser.parse_args(argv)
@@ -384,6 +400,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     log(f"report written to {args.out} ({data['seconds']:.0f} s in all)")
     failed = [f"{p['key']}: {e}" for p in data["peers"] for e in p["errors"]]
     failed += [f"client {k}: {v['error']}" for k, v in data["clients"].items() if "error" in v]
+    failed += [f"fleet {s['label']}: {s['error']}" for s in data["fleet"].get("setups", []) if "error" in s]
     for line in failed:
         print(f"FAILED {line}", file=sys.stderr)
     return 1 if failed else 0

@@ -50,10 +50,17 @@ def test_short_benchmark_runs_every_server_and_renders_the_report(tmp_path: Path
         assert "http_modern_8_per_s" in by_key[key]
     for client in data["clients"].values():
         assert "error" not in client, client
+    # The fleet step: every setup measured, or skipped for a missing redis-server or nginx.
+    setups = data["fleet"]["setups"]
+    assert [s["key"] for s in setups] == ["memory", "redis", "redis-nginx", "fleet"]
+    for setup in setups:
+        assert "error" not in setup, setup
+        assert "skipped" in setup or "handshake_per_s" in setup["results"], setup
 
     report = (tmp_path / "results.md").read_text()
     for peer in data["peers"]:
         assert peer["label"] in report
     assert "**Targets**" in report
+    assert "**A fleet**" in report
     for plot in ("stdio.png", "http.png", "memory.png"):
         assert (tmp_path / plot).read_bytes().startswith(b"\x89PNG")
