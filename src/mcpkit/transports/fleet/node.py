@@ -7,6 +7,11 @@ tasks). If the store cannot be reached the node keeps trying in the background: 
 the process is alive all along, ``/readyz`` says 503 until it has joined and while the store does
 not answer, and MCP requests get 503 meanwhile rather than answers a fleet would not agree on.
 
+Once joined, the node writes its **heartbeat** (``node:<id>``, every :data:`HEARTBEAT` seconds,
+lapsing :data:`NODE_TTL` seconds after the last): how the others tell that it died (killed, its
+machine gone) and take over or fail what it was doing: a request's stream (:mod:`..http.roaming`),
+a task (:mod:`mcpkit.tasks`). A node leaving cleanly removes its heartbeat at once.
+
 Without shared state (one process, everything in memory) the node has nothing to join and is
 always ready.
 """
@@ -16,12 +21,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import secrets
 from collections.abc import Awaitable, Callable
 from typing import Final
 
 from .state import SharedState, ready
 
-__all__ = ["HEALTH_PATHS", "Node"]
+__all__ = ["HEALTH_PATHS", "HEARTBEAT", "NODE_TTL", "Node", "alive"]
 
 logger = logging.getLogger("mcpkit.fleet")
 
@@ -29,6 +35,18 @@ HEALTH_PATHS: Final = frozenset({"/healthz", "/readyz"})
 #: How long a request (or the lifespan's startup) waits for the node to join before giving up.
 JOIN_WAIT: Final = 5.0
 _RETRY: Final = 1.0
+#: A node's heartbeat: written every HEARTBEAT seconds, lapsing after NODE_TTL without one.
+HEARTBEAT: Final = 1.0
+NODE_TTL: Final = 3.0
+
+
+def _heartbeat(node_id: str) -> str:
+    return f"node:{node_id}"
+
+
+async def alive(state: SharedState, node_id: str) -> bool:
+    """Whether the node *node_id* has written its heartbeat in the last :data:`NODE_TTL` seconds."""
+    return await state.get(_heartbeat(node_id)) is not None
 
 
 class Node:
@@ -36,6 +54,8 @@ class Node:
 
     def __init__(self, state: SharedState | None) -> None:
         self.state = state
+        #: This process in the fleet: what its heartbeat and its claims name.
+        self.id = secrets.token_hex(6)
         #: Coroutine functions run once the shared state answers, in order (the server's join).
         self.on_join: list[Callable[[], Awaitable[None]]] = []
         #: Run at shutdown, before the state is closed.
@@ -46,6 +66,7 @@ class Node:
         self.draining = False
         self.joined = state is None
         self._joining: asyncio.Task[None] | None = None
+        self._beating: asyncio.Task[None] | None = None
         self._failed = asyncio.Event()  # the first attempt failed: waiting longer helps nobody
 
     def join(self) -> asyncio.Task[None] | None:
@@ -62,6 +83,9 @@ class Node:
         while True:
             try:
                 await self.state.start()
+                if self._beating is None:  # first: what the hooks start may be judged by it
+                    await self.state.put(_heartbeat(self.id), b"1", NODE_TTL)
+                    self._beating = asyncio.get_running_loop().create_task(self._beat())
                 while hooks:
                     await hooks[0]()
                     hooks.pop(0)  # done: a retry does not run it twice
@@ -73,6 +97,15 @@ class Node:
             self.joined = True
             logger.info("joined the fleet's shared state %r", self.state)
             return
+
+    async def _beat(self) -> None:
+        assert self.state is not None
+        while True:
+            await asyncio.sleep(HEARTBEAT)
+            try:
+                await self.state.put(_heartbeat(self.id), b"1", NODE_TTL)
+            except Exception as exc:  # the store is away: the others may judge this node dead
+                logger.warning("fleet heartbeat failed: %s", exc)
 
     async def wait_joined(self, timeout: float = JOIN_WAIT) -> bool:
         """Whether the node has joined, waiting up to *timeout* seconds for its first attempt
@@ -97,6 +130,14 @@ class Node:
             self._joining.cancel()
             with contextlib.suppress(BaseException):
                 await self._joining
+        if self._beating is not None:
+            self._beating.cancel()
+            with contextlib.suppress(BaseException):
+                await self._beating
+            self._beating = None
         if self.state is not None:
+            with contextlib.suppress(Exception):
+                if self.joined:  # gone now: the others need not wait for the heartbeat to lapse
+                    await self.state.delete(_heartbeat(self.id))
             with contextlib.suppress(Exception):
                 await self.state.close()

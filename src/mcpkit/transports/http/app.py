@@ -145,7 +145,7 @@ class StreamableHTTPApp:
             max_sessions_per_client=max_sessions_per_client,
             queue_limit=stream_queue_limit,
         )
-        self.fleet = SessionFleet(state, self.table, server) if state is not None else None
+        self.fleet = SessionFleet(state, self.table, server, self.node) if state is not None else None
         self.body_timeout = body_timeout
         self.max_requests_per_session = max_requests_per_session
         self.stream_queue_limit = stream_queue_limit

@@ -49,6 +49,7 @@ from ... import _jsonrpc as jsonrpc
 from ..._errors import ConnectionClosed, RemoteProtocolError
 from ...kernel import Endpoint
 from ..event_store import FollowedEventStore
+from ..fleet.node import Node, alive
 from ..fleet.state import SharedState, Unsubscribe
 from .sessions import BACKLOG, CLOSE, HTTPSession, SessionTable
 
@@ -63,10 +64,6 @@ HOLD_REFRESH: Final = 10.0
 #: Requests whose effect every replica must see (replayed there, their answers dropped).
 REPLAYED: Final = frozenset({"logging/setLevel", "resources/unsubscribe"})
 
-#: A process's heartbeat: written every HEARTBEAT seconds, lapsing after NODE_TTL without one.
-HEARTBEAT: Final = 1.0
-NODE_TTL: Final = 3.0
-
 # Channel message kinds: the first byte, then this process's id, "|", the payload.
 _IN, _WAKE, _END, _REPLAY = b"i", b"w", b"e", b"r"
 
@@ -74,18 +71,21 @@ _IN, _WAKE, _END, _REPLAY = b"i", b"w", b"e", b"r"
 class SessionFleet:
     """This process's part in serving handshake-era sessions across the fleet sharing *state*."""
 
-    def __init__(self, state: SharedState, table: SessionTable, endpoint: Endpoint) -> None:
+    def __init__(
+        self, state: SharedState, table: SessionTable, endpoint: Endpoint, node: Node | None = None
+    ) -> None:
         self.state = state
         self.table = table
         self.endpoint = endpoint
-        self.node = secrets.token_hex(6).encode()
+        #: This process's id in the fleet (its :class:`~mcpkit.transports.fleet.node.Node`'s,
+        #: whose heartbeat tells the others it is alive).
+        self.node = (node.id if node is not None else secrets.token_hex(6)).encode()
         self._records: dict[str, bytes] = {}  # what each replica's record says, to refresh it
         self._refreshed: dict[str, float] = {}
         self._channels: dict[str, Unsubscribe] = {}
         self._restoring: dict[str, asyncio.Task[HTTPSession | None]] = {}
         self._holding: dict[str, asyncio.Task[None]] = {}
         self._chores: set[asyncio.Task[Any]] = set()
-        self._heartbeat: asyncio.Task[None] | None = None
         table.on_end = self._ended
 
     # -- records -----------------------------------------------------------------------------------
@@ -260,18 +260,8 @@ class SessionFleet:
 
     def running(self, stream_id: str, request: bytes) -> None:
         """*request*'s answer is becoming the resumable stream *stream_id*, written here."""
-        if self._heartbeat is None:
-            self._heartbeat = asyncio.ensure_future(self._beat())
         run = json.dumps({"node": self.node.decode(), "request": request.decode()}).encode()
         self._chore(self.state.put(f"run:{stream_id}", run, self.table.idle_seconds))
-
-    async def _beat(self) -> None:
-        while True:
-            try:
-                await self.state.put(f"node:{self.node.decode()}", b"1", NODE_TTL)
-            except Exception as exc:  # the store is away: followers may take our work over
-                logger.warning("fleet heartbeat failed: %s", exc)
-            await asyncio.sleep(HEARTBEAT)
 
     async def take_over(self, session: HTTPSession, stream_id: str) -> None:
         """A follower of *stream_id* heard nothing for a while: if the process writing it is dead,
@@ -280,7 +270,7 @@ class SessionFleet:
         if data is None or not isinstance(self.state.events, FollowedEventStore):
             return
         run = json.loads(data)
-        if await self.state.get(f"node:{run['node']}") is not None:
+        if await alive(self.state, run["node"]):
             return  # alive, only slow
         if not await self.state.claim(f"takeover:{stream_id}", self.node, self.table.idle_seconds):
             return  # another process took it
