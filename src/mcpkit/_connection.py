@@ -86,6 +86,9 @@ _AFTER_REQUEST: Final = {state: transition(Role.SERVER, state, Input.REQUEST) or
 class ServerConnection:
     """The server's view of one connection. Does no I/O."""
 
+    #: The transport's session id (``Mcp-Session-Id``) where it has one, set by the transport.
+    session_id: str | None = None
+
     def __init__(self) -> None:
         self.state = State.IDLE
         #: The handshake session's scope once ``initialize`` has been answered, else ``None``.

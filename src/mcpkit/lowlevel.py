@@ -288,10 +288,11 @@ class LowLevelServer:
     #: Runs tools started as tasks (the friendly :class:`~mcpkit.Server` has one).
     tasks: TaskRunner | None = None
 
-    async def join_fleet(self, state: SharedState) -> None:
+    async def join_fleet(self, state: SharedState, node: str | None = None) -> None:
         """Serve as one process of a fleet sharing *state*: the ``requestState`` key is the
         fleet's (unless ``state_key=`` was given), changes announced anywhere reach this process's
-        listeners, and tasks are shared. The HTTP app calls this at startup (``http_app(redis=)``)."""
+        listeners, and tasks are shared. The HTTP app calls this at startup (``http_app(redis=)``),
+        naming its *node* (whose heartbeat tells the others that its tasks still run)."""
         if self.shared is state:
             return
         if not self._own_state_key:
@@ -299,7 +300,7 @@ class LowLevelServer:
             self.state_sealer = StateSealer(secret, self.state_sealer.ttl)
         await state.subscribe(_CHANGES, self._heard_change)
         if self.tasks is not None:
-            await self.tasks.share(state)
+            await self.tasks.share(state, node)
         self.loop = asyncio.get_running_loop()
         self.shared = state
 
@@ -599,7 +600,7 @@ class LowLevelServer:
         if state is not None:
 
             async def join() -> None:
-                await self.join_fleet(state)
+                await self.join_fleet(state, app.node.id)
 
             app.node.on_join.append(join)
         return app

@@ -17,8 +17,17 @@ In a fleet (several processes behind a load balancer) the runner is also given t
 state (:meth:`TaskRunner.share`): each record is written there as a snapshot at every change, so a
 ``tasks/get`` or ``tasks/result`` on another process reads it (:meth:`TaskRunner.lookup`), and a
 ``tasks/cancel`` or ``tasks/update`` there is published on the ``tasks`` channel, where the process
-running the task hears it and acts. The task itself runs where it started; if that process dies,
-its last snapshot stays until the task's ttl ends.
+running the task hears it and acts. The task itself runs where it started, and its snapshot names
+that process (its fleet node). If that process dies (its heartbeat ``node:<id>`` lapses, see
+:mod:`mcpkit.transports.fleet.node`), the next process to read the unfinished snapshot moves the
+task to ``failed`` with an error saying so: re-running a tool call elsewhere is not safe in general
+(it may have done half its work), and a task that stayed ``working`` for ever would never let a
+``tasks/result`` return. A snapshot that is terminal is never written over, so a process that was
+only cut off from the store, and judged dead meanwhile, cannot revive the task later.
+
+Each task of the handshake era is also listed under its requestor (the caller's authorization
+context: the token's issuer and subject on a protected server, else the session), so that
+``tasks/list`` on any process shows the requestor's tasks wherever they run.
 
 Status lifecycle (basic/utilities/tasks): "From working: may move to input_required, completed,
 failed, or cancelled. From input_required: may move to working, completed, failed, or cancelled.
@@ -39,6 +48,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal, Protocol
 
 from ._errors import InvalidParams, RPCError
+from .auth._info import AuthInfo
 
 logger = logging.getLogger("mcpkit.tasks")
 
@@ -51,6 +61,7 @@ __all__ = [
     "TaskShare",
     "TaskStatus",
     "TaskStore",
+    "requestor",
 ]
 
 TASKS_EXTENSION: Final = "io.modelcontextprotocol/tasks"
@@ -91,6 +102,12 @@ class TaskRecord:
     on_change: Callable[[TaskRecord], Awaitable[None]] | None = None
     #: Read from the fleet's shared state: the task runs in another process.
     remote: bool = False
+    #: In a fleet: the node running the task (whose heartbeat says it still runs).
+    node: str | None = None
+    #: Whose ``tasks/list`` shows the task (see :func:`requestor`); ``None``: nobody's in particular.
+    requestor: str | None = None
+    #: Listed under its requestor in the fleet's shared state already.
+    indexed: bool = False
 
     def move(self, status: TaskStatus, message: str | None = None) -> bool:
         """Change status if the lifecycle allows it; False (and no change) otherwise."""
@@ -150,10 +167,12 @@ class TaskStore(Protocol):
 
 class TaskShare(Protocol):
     """The part of a fleet's shared state (:class:`~mcpkit.transports.fleet.SharedState`) that
-    tasks use: keys with expiry and a channel."""
+    tasks use: keys with expiry, queues and a channel."""
 
     async def get(self, key: str) -> bytes | None: ...
     async def put(self, key: str, value: bytes, ttl: float | None = None) -> None: ...
+    async def push(self, key: str, value: bytes, limit: int, ttl: float | None = None) -> None: ...
+    async def peek(self, key: str) -> list[bytes]: ...
     async def publish(self, channel: str, data: bytes) -> None: ...
     async def subscribe(self, channel: str, listener: Callable[[bytes], None]) -> Any: ...
 
@@ -169,9 +188,25 @@ _SNAPSHOT_FIELDS: Final = (
     "result",
     "error",
     "input_requests",
+    "node",
 )
 #: How long a cancelling process waits for the one running the task to say it stopped.
 _REMOTE_CANCEL_WAIT: Final = 5.0
+#: The most tasks ``tasks/list`` shows one requestor in a fleet (the oldest are dropped first).
+LISTED: Final = 1000
+#: The error of a task whose node died before it ended.
+NODE_DIED: Final = (
+    "The server process running this task stopped before the task ended; its outcome is unknown."
+)
+
+
+def requestor(auth: AuthInfo | None, session_id: str | None) -> str | None:
+    """Whose tasks a ``tasks/list`` shows: "Receivers MUST bind tasks to the authorization context
+    when one is provided" (the token's issuer and subject, or its client); without one, the session."""
+    if auth is not None:
+        who = f"sub:{auth.subject}" if auth.subject is not None else f"client:{auth.client_id}"
+        return f"auth:{auth.issuer} {who}"
+    return f"session:{session_id}" if session_id is not None else None
 
 
 class InMemoryTaskStore:
@@ -223,8 +258,9 @@ class TaskRunner:
         self.default_ttl_ms = default_ttl_ms
         self.max_ttl_ms = max_ttl_ms
         self.poll_interval_ms = poll_interval_ms
-        #: The fleet's shared state, once :meth:`share` was called.
+        #: The fleet's shared state, once :meth:`share` was called, and this process's node id.
         self.shared: TaskShare | None = None
+        self.node: str | None = None
         self._chores: set[asyncio.Task[None]] = set()
         #: One snapshot write at a time per task, each of the state at its writing: two writes in
         #: flight at once could land in either order and leave an older state behind.
@@ -232,24 +268,48 @@ class TaskRunner:
 
     # -- in a fleet --------------------------------------------------------------------------------
 
-    async def share(self, shared: TaskShare) -> None:
-        """Keep snapshots of tasks in *shared*, and act on what other processes ask of ours."""
+    async def share(self, shared: TaskShare, node: str | None = None) -> None:
+        """Keep snapshots of tasks in *shared*, and act on what other processes ask of ours.
+
+        *node* is this process's id in the fleet, whose heartbeat (``node:<id>`` in *shared*) says
+        it is alive: with it, another process that finds one of our tasks unfinished after we died
+        fails it. Without it, our tasks are never judged orphaned."""
         self.shared = shared
+        self.node = node
         await shared.subscribe("tasks", self._heard)
 
     async def saved(self, record: TaskRecord) -> None:
         """Write *record*'s snapshot to the shared state (nothing to do outside a fleet)."""
         if self.shared is None or record.remote:
             return
+        record.node = self.node
         lock = self._writing.setdefault(record.task_id, asyncio.Lock())
         async with lock:
-            snapshot = {name: getattr(record, name) for name in _SNAPSHOT_FIELDS}
-            ttl = None if record.expires is None else max(1.0, record.expires - time.monotonic())
-            await self.shared.put(f"task:{record.task_id}", json.dumps(snapshot, default=str).encode(), ttl)
+            stored = await self._load(record.task_id, judge=False)
+            if stored is not None and stored.status in TERMINAL and stored.status != record.status:
+                # Ended elsewhere (cancelled, or failed when this process was judged dead): that
+                # is what every poller was told, so it stands, here too.
+                self._refresh(record, stored)
+                if record.runner is not None and not record.runner.done():
+                    record.runner.cancel()
+            else:
+                await self._write(record)
+            if record.requestor is not None and not record.indexed:
+                record.indexed = True
+                ttl = self.max_ttl_ms / 1000
+                await self.shared.push(f"tasks-of:{record.requestor}", record.task_id.encode(), LISTED, ttl)
         if record.status in TERMINAL and not lock.locked():
             self._writing.pop(record.task_id, None)
 
-    async def _load(self, task_id: str) -> TaskRecord | None:
+    async def _write(self, record: TaskRecord) -> None:
+        assert self.shared is not None
+        snapshot = {name: getattr(record, name) for name in _SNAPSHOT_FIELDS}
+        ttl = None if record.expires is None else max(1.0, record.expires - time.monotonic())
+        await self.shared.put(f"task:{record.task_id}", json.dumps(snapshot, default=str).encode(), ttl)
+
+    async def _load(self, task_id: str, *, judge: bool = True) -> TaskRecord | None:
+        """The shared snapshot of *task_id*; with *judge*, an unfinished task whose node died is
+        failed first (and the failure written for every other process)."""
         data = await self.shared.get(f"task:{task_id}") if self.shared is not None else None
         if data is None:
             return None
@@ -261,7 +321,38 @@ class TaskRunner:
             record.expires = time.monotonic() + record.ttl_ms / 1000
         if record.status in TERMINAL:
             record.done.set()
+        elif judge and record.node is not None and record.node != self.node and await self._dead(record.node):
+            logger.warning("task %s: its node %s died; the task failed", task_id, record.node)
+            record.error = {"code": -32603, "message": NODE_DIED, "data": {"taskId": task_id}}
+            record.input_requests = {}
+            record.move("failed", NODE_DIED)
+            await self._write(record)
         return record
+
+    async def _dead(self, node: str) -> bool:
+        # The heartbeat every node of a fleet writes (mcpkit.transports.fleet.node).
+        assert self.shared is not None
+        return await self.shared.get(f"node:{node}") is None
+
+    async def listed(self, who: str | None) -> list[str]:
+        """The ids of the tasks listed under *who* (see :func:`requestor`) anywhere in the fleet,
+        oldest first (just this process's tasks outside a fleet, or with no requestor)."""
+        if self.shared is None or who is None:
+            return [record.task_id for record in self.store.all()]
+        ids = [value.decode() for value in await self.shared.peek(f"tasks-of:{who}")]
+        return list(dict.fromkeys(ids))
+
+    async def find_many(self, task_ids: list[str]) -> list[TaskRecord]:
+        """The tasks named, this process's or (in a fleet) the snapshots of others'; those gone
+        (expired) are left out."""
+        found = []
+        for task_id in task_ids:
+            record = self.store.get(task_id)
+            if record is None and self.shared is not None:
+                record = await self._load(task_id)
+            if record is not None:
+                found.append(record)
+        return found
 
     def _heard(self, data: bytes) -> None:
         """A request from another process about one of the tasks: act if it runs here."""
@@ -307,7 +398,8 @@ class TaskRunner:
     @staticmethod
     def _refresh(record: TaskRecord, fresh: TaskRecord) -> None:
         for name in _SNAPSHOT_FIELDS:
-            setattr(record, name, getattr(fresh, name))
+            if name != "node" or fresh.node is not None:
+                setattr(record, name, getattr(fresh, name))
         if record.status in TERMINAL:
             record.done.set()
 
@@ -327,8 +419,10 @@ class TaskRunner:
         work: Callable[[TaskRecord], Awaitable[dict[str, Any]]],
         ttl_ms: Any = None,
         on_change: Callable[[TaskRecord], Awaitable[None]] | None = None,
+        requestor: str | None = None,
     ) -> TaskRecord:
-        """Create a task running ``work(record)``; it is in the store before this returns."""
+        """Create a task running ``work(record)``; it is in the store before this returns.
+        *requestor*: whose ``tasks/list`` shows it across a fleet (see :func:`requestor`)."""
         ttl = (
             ttl_ms
             if isinstance(ttl_ms, int) and not isinstance(ttl_ms, bool) and ttl_ms > 0
@@ -341,6 +435,7 @@ class TaskRunner:
             ttl_ms=ttl,
             poll_interval_ms=self.poll_interval_ms,
             on_change=on_change,
+            requestor=requestor,
         )
         if ttl is not None:
             record.expires = time.monotonic() + ttl / 1000
@@ -407,9 +502,7 @@ class TaskRunner:
             await asyncio.wait_for(self.until_done(record), _REMOTE_CANCEL_WAIT)
         except TimeoutError:
             record.move("cancelled", "The task was cancelled by request.")
-            record.remote = False
-            await self.saved(record)
-            record.remote = True
+            await self._write(record)
 
     async def ask(self, record: TaskRecord, key: str, request: dict[str, Any]) -> Any:
         """Park the task on a question for the client (2026-07-28) until ``tasks/update`` answers."""

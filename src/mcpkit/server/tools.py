@@ -27,7 +27,7 @@ from .._headers import mirrored_parameters
 from .._mrtr import BecomeTask
 from .._signature import ArgumentError, ToolSignature, inspect_function
 from ..context import Context
-from ..tasks import RELATED_TASK, TASKS_EXTENSION, TERMINAL, TaskRecord
+from ..tasks import RELATED_TASK, TASKS_EXTENSION, TERMINAL, TaskRecord, requestor
 from ..types import (
     CONTENT_TYPES,
     CallToolResult,
@@ -331,7 +331,8 @@ class ToolsAPI(ServerBase):
                 with contextlib.suppress(ConnectionClosed, OSError):
                     await ctx.peer.notify("notifications/tasks/status", record.wire_v1())
 
-        record = self.tasks.start(work, ttl, on_change)
+        session = ctx.connection.session_id if ctx.connection is not None else None
+        record = self.tasks.start(work, ttl, on_change, requestor(ctx.auth, session))
         await self.tasks.saved(record)  # in a fleet, any process can find it before the answer goes out
         return record
 
@@ -357,9 +358,10 @@ class ToolsAPI(ServerBase):
         raise RPCError(-32603, f"task {record.task_id} was {record.status}", {"taskId": record.task_id})
 
     async def _task_list(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
-        records = {r.task_id: r for r in self.tasks.store.all()}
-        shown, cursor = paginate(list(records), params.get("cursor"), self.page_size)
-        return page("tasks", [records[task_id].wire_v1() for task_id in shown], cursor)
+        session = ctx.connection.session_id if ctx.connection is not None else None
+        ids = await self.tasks.listed(requestor(ctx.auth, session))  # in a fleet: every node's
+        shown, cursor = paginate(ids, params.get("cursor"), self.page_size)
+        return page("tasks", [record.wire_v1() for record in await self.tasks.find_many(shown)], cursor)
 
     async def _task_cancel(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
         self._gate_tasks(ctx)

@@ -171,6 +171,10 @@ class RedisState:
             values, _ = await pipe.execute()
         return list(values)
 
+    async def peek(self, key: str) -> list[bytes]:
+        values = await self._client.lrange(self.prefix + "k:" + key, 0, -1)
+        return [v for v in values if isinstance(v, bytes)]
+
     async def shared_secret(self, name: str, size: int = 32) -> bytes:
         key = self.prefix + "k:" + name
         await self._client.set(key, os.urandom(size), nx=True)

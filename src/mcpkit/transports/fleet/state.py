@@ -9,8 +9,9 @@ things, and :class:`SharedState` is what they agree through:
   ``tasks/get`` lands on any node; the ``requestState`` sealing key, created once by whichever
   node comes first (:meth:`~SharedState.shared_secret`), so a multi round-trip retry opens on any
   node;
-* **queues** (:meth:`~SharedState.push`, :meth:`~SharedState.pop_all`): what waits for a
-  session's GET stream, taken by whichever process holds that stream;
+* **queues** (:meth:`~SharedState.push`, :meth:`~SharedState.pop_all`, :meth:`~SharedState.peek`):
+  what waits for a session's GET stream, taken by whichever process holds that stream; the tasks
+  of each requestor, read by ``tasks/list`` wherever it lands;
 * **channels** (:meth:`~SharedState.publish`, :meth:`~SharedState.subscribe`): a list change or a
   resource update made on one node reaches the ``subscriptions/listen`` streams of every node, and
   a ``tasks/cancel`` or ``tasks/update`` reaches the node running the task;
@@ -94,6 +95,10 @@ class SharedState(Protocol):
         """Take every value of the queue at *key*, oldest first (each is taken once, by one taker)."""
         ...
 
+    async def peek(self, key: str) -> list[bytes]:
+        """Every value of the queue at *key*, oldest first, leaving them there."""
+        ...
+
     async def publish(self, channel: str, data: bytes) -> None:
         """Send *data* to every subscriber of *channel*, in every process (this one included)."""
         ...
@@ -156,6 +161,10 @@ class MemoryState:
 
     async def pop_all(self, key: str) -> list[bytes]:
         entry = self._queues.pop(key, None)
+        return list(entry[0]) if entry is not None and not self._expired(entry[1]) else []
+
+    async def peek(self, key: str) -> list[bytes]:
+        entry = self._queues.get(key)
         return list(entry[0]) if entry is not None and not self._expired(entry[1]) else []
 
     def _expired(self, expires: float | None) -> bool:

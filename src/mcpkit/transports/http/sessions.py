@@ -207,6 +207,7 @@ class HTTPSession:
         self.home = True
         self._stream_prefix = f"{self.id}-"
         self.served: ServerSession = endpoint.connect(self)
+        self.served.connection.session_id = self.id
 
     @property
     def version(self) -> str | None:
