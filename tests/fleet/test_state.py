@@ -71,6 +71,19 @@ def test_values_secrets_and_expiry(pair: Pair) -> None:
     asyncio.run(main())
 
 
+def test_queues_are_read_whole_or_taken_whole(pair: Pair) -> None:
+    async def main() -> None:
+        async with pair() as (a, b):
+            for value in (b"1", b"2", b"3", b"4"):
+                await a.push("q", value, limit=3, ttl=60)
+            assert await b.peek("q") == [b"2", b"3", b"4"]  # the last three, left in place
+            assert await b.peek("q") == [b"2", b"3", b"4"]
+            assert await b.pop_all("q") == [b"2", b"3", b"4"]  # taken
+            assert await a.peek("q") == [] and await a.pop_all("q") == []
+
+    asyncio.run(main())
+
+
 def test_a_message_published_by_one_reaches_the_other(pair: Pair) -> None:
     async def main() -> None:
         async with pair() as (a, b):
