@@ -44,13 +44,11 @@ from ._jsonrpc import ErrorResponse, Notification, Request, Response
 from ._signature_elicit import ElicitationContentError, ElicitationForm, Titles, elicitation_form
 from ._versions import LATEST_HANDSHAKE_VERSION, LATEST_VERSION, SUPPORTED_VERSIONS, Era
 from .auth import AuthInfo
-from .client import Client, Subscription
 from .context import Context
 from .kernel import Endpoint, Outbound, ServerSession
 from .lowlevel import Listener, LowLevelServer
 from .server import Server, ToolOptions, UIResourceOptions
 from .session import Peer
-from .skills import Skill, SkillResource, SkillVerificationError
 from .tasks import InMemoryTaskStore, TaskRecord, TaskRunner, TaskShare, TaskStore
 from .transports.base import Transport
 from .transports.event_store import EventStore
@@ -87,7 +85,8 @@ from .types import (
     supports_ui,
 )
 
-if typing.TYPE_CHECKING:  # loaded on first use: they bring httpx (see __getattr__ below)
+if typing.TYPE_CHECKING:  # loaded on first use (see __getattr__ below)
+    from .client import Client, Subscription
     from .client.auth import (
         ClientCredentials,
         FileTokenStore,
@@ -98,22 +97,28 @@ if typing.TYPE_CHECKING:  # loaded on first use: they bring httpx (see __getattr
         OAuthError,
         TokenStore,
     )
+    from .skills import Skill, SkillResource, SkillVerificationError
 
-#: Names served by :func:`__getattr__`, from the module that defines them: importing mcpkit must not
-#: load an HTTP stack, and authorization needs one.
-_LAZY: typing.Final = dict.fromkeys(
-    (
-        "ClientCredentials",
-        "FileTokenStore",
-        "IdentityAssertion",
-        "JWTBearer",
-        "MemoryTokenStore",
-        "OAuth",
-        "OAuthError",
-        "TokenStore",
+#: Names served by :func:`__getattr__`, from the module that defines them. Importing mcpkit must not
+#: load an HTTP stack, and authorization needs one; and a server (spawned on every host start, so its
+#: start-up is everyone's) has no use for the client or the skills library, a tenth of the import.
+_LAZY: typing.Final = {
+    **dict.fromkeys(("Client", "Subscription"), "mcpkit.client"),
+    **dict.fromkeys(
+        (
+            "ClientCredentials",
+            "FileTokenStore",
+            "IdentityAssertion",
+            "JWTBearer",
+            "MemoryTokenStore",
+            "OAuth",
+            "OAuthError",
+            "TokenStore",
+        ),
+        "mcpkit.client.auth",
     ),
-    "mcpkit.client.auth",
-)
+    **dict.fromkeys(("Skill", "SkillResource", "SkillVerificationError"), "mcpkit.skills"),
+}
 
 
 def __getattr__(name: str) -> typing.Any:
