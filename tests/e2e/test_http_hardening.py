@@ -430,6 +430,56 @@ def test_a_request_with_too_many_headers_gets_431(served: Served) -> None:
     assert call_2026(served.url, "nap", seconds=0).status_code == 200
 
 
+def read_until(sock: socket.socket, done: Any, seconds: float = 10) -> bytes:
+    """What *sock* receives until ``done(received)`` holds (or the server closes it)."""
+    sock.settimeout(seconds)
+    received = b""
+    while not done(received):
+        chunk = sock.recv(1 << 16)
+        if not chunk:
+            break
+        received += chunk
+    return received
+
+
+def test_pipelined_requests_get_whole_answers_in_order(served: Served) -> None:
+    """Each response's head and body leave in one write (_uvicorn._OneWrite): three requests sent
+    at once on one connection still get three whole answers, in their order."""
+    requests = [stateless("tools/call", {"name": "nap", "arguments": {"seconds": 0}}, i) for i in (1, 2, 3)]
+    raw = b""
+    for body, headers in requests:
+        headers = {**headers, "Accept": "application/json"}  # plain JSON answers, no event stream
+        lines = ["POST /mcp HTTP/1.1", f"Host: 127.0.0.1:{served.port}", f"Content-Length: {len(body)}"]
+        raw += ("\r\n".join(lines + [f"{k}: {v}" for k, v in headers.items()]) + "\r\n\r\n").encode() + body
+    with socket.create_connection(("127.0.0.1", served.port), timeout=10) as sock:
+        sock.sendall(raw)
+        received = read_until(sock, lambda got: got.count(b'"rested"') == 3)
+    answers = []
+    for part in received.split(b"HTTP/1.1 ")[1:]:
+        head, _, body = part.partition(b"\r\n\r\n")
+        assert head.startswith(b"200 "), head
+        length = int(
+            next(line for line in head.split(b"\r\n") if line.lower().startswith(b"content-length:"))[15:]
+        )
+        assert len(body) == length, (head, body)
+        answers.append(json.loads(body))
+    assert [answer["id"] for answer in answers] == [1, 2, 3]
+
+
+def test_an_event_stream_head_leaves_while_its_handler_runs(served: Served) -> None:
+    """A response's head is held only until its body's first write or the end of the loop's turn:
+    a handler that says something and then waits has its stream's head and first event delivered
+    before it is done."""
+    body, headers = stateless("tools/call", {"name": "nap", "arguments": {"seconds": 60}})
+    request = json.loads(body)
+    request["params"]["_meta"]["io.modelcontextprotocol/logLevel"] = "info"  # or ctx.info says nothing
+    body = json.dumps(request).encode()
+    with contextlib.closing(never_read(served.port, body, headers, small_buffer=False)) as sock:
+        received = read_until(sock, lambda got: b"napping" in got)
+    assert received.startswith(b"HTTP/1.1 200 "), received[:200]
+    assert b"text/event-stream" in received and b"napping" in received and b"rested" not in received
+
+
 @pytest.mark.parametrize("era", ["2025-11-25", "2026-07-28"])
 def test_an_unread_post_stream_holds_its_own_handler_only_and_loses_nothing(served: Served, era: str) -> None:
     """A POST whose event stream is not read: its handler waits once stream_queue_limit messages

@@ -14,6 +14,14 @@ is httptools with two checks of its own, made per chunk read, outside the per-re
 * a head must be complete within *header_timeout* seconds of its first byte (or of the connection
   opening); otherwise the connection is closed (408). Bodies have their own timeout in the app
   (``body_timeout``), idle keep-alive connections uvicorn's ``timeout_keep_alive``.
+
+The header count is checked once the head is parsed, not per header field: the head's size bounds
+what that parse can hold, and a call per field would cost every request.
+
+A response leaves in one write where uvicorn makes two (its head, then its body): the head is held
+until the body comes, or the loop's turn ends, so a JSON answer costs one ``send`` system call and
+an event stream's head still leaves at once. Anything the protocol writes itself (a 400, a 431)
+goes after what is held.
 """
 
 from __future__ import annotations
@@ -52,6 +60,52 @@ class _TooManyHeaders(Exception):
     """Raised from the parser's header callback to stop parsing a head over the count."""
 
 
+class _OneWrite(asyncio.Transport):
+    """The transport a response is written through: its first write (the head) is held until the
+    next one (the body, or a stream's first event), which takes it along, or until the loop's turn
+    ends. Only one write is ever held, so the real transport's flow control sees every byte at
+    most one write late (a handler streaming without pause still waits on the socket)."""
+
+    __slots__ = ("_flushing", "_held", "_loop", "_transport", "hold_next")
+
+    def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__()
+        self._transport = transport
+        self._loop = loop
+        self._held = b""
+        self._flushing: asyncio.Handle | None = None
+        #: Whether the next write is a response's first (set again by the protocol as each ends).
+        self.hold_next = True
+
+    def write(self, data: bytes | bytearray | memoryview) -> None:
+        if self.hold_next:
+            self.hold_next = False
+            self._held = bytes(data)
+            self._flushing = self._loop.call_soon(self.flush)
+            return
+        if self._held:
+            self.flush(self._held + data)
+            return
+        if not self._transport.is_closing():
+            self._transport.write(data)
+
+    def flush(self, data: bytes = b"") -> None:
+        """Write what is held (and *data* instead, which includes it, if given)."""
+        if self._flushing is not None:
+            self._flushing.cancel()
+            self._flushing = None
+        data, self._held = data or self._held, b""
+        if data and not self._transport.is_closing():
+            self._transport.write(data)
+
+    def is_closing(self) -> bool:
+        return self._transport.is_closing()
+
+    def close(self) -> None:
+        self.flush()
+        self._transport.close()
+
+
 class _BoundedHttpTools(HttpToolsProtocol):
     """httptools with a cap on the request head and a deadline for it (see the module docstring)."""
 
@@ -64,6 +118,7 @@ class _BoundedHttpTools(HttpToolsProtocol):
         self._head_bytes = 0
         self._refused = False
         self._in_head = True  # waiting for (the rest of) a request head
+        self._writer = _OneWrite(transport, self.loop)
         self._head_timer: asyncio.TimerHandle | None = self.loop.call_later(
             self.header_timeout, self._head_late
         )
@@ -85,25 +140,28 @@ class _BoundedHttpTools(HttpToolsProtocol):
             elif self._head_timer is None:
                 self._head_timer = self.loop.call_later(self.header_timeout, self._head_late)
 
-    def on_header(self, name: bytes, value: bytes) -> None:
-        if len(self.headers) >= self.max_header_count:
-            logger.warning("closing a connection whose request has over %d headers", self.max_header_count)
-            self._refuse(b"431 Request Header Fields Too Large")
-            raise _TooManyHeaders  # httptools stops parsing; uvicorn's own 400 is skipped below
-        super().on_header(name, value)
-
     def send_400_response(self, msg: str) -> None:
         if not self._refused:  # a parse error of ours has been answered already
+            self._writer.flush()
             super().send_400_response(msg)
 
     def on_headers_complete(self) -> None:
         self._in_head = False
         self._head_bytes = 0
         self._stop_head_timer()
+        if len(self.headers) > self.max_header_count:
+            logger.warning("closing a connection whose request has over %d headers", self.max_header_count)
+            self._refuse(b"431 Request Header Fields Too Large")
+            raise _TooManyHeaders  # httptools stops parsing; uvicorn's own 400 is skipped above
+        cycle = self.cycle
         super().on_headers_complete()
+        if self.cycle is not cycle:  # a request to answer (not an upgrade): written through _OneWrite
+            self.cycle.transport = self._writer
 
     def on_response_complete(self) -> None:
         self._in_head = True  # the next request's head, if any, starts now
+        self._writer.flush()
+        self._writer.hold_next = True
         super().on_response_complete()
 
     def _stop_head_timer(self) -> None:
@@ -120,6 +178,7 @@ class _BoundedHttpTools(HttpToolsProtocol):
     def _refuse(self, status: bytes) -> None:
         self._refused = True
         self._stop_head_timer()
+        self._writer.flush()
         self.transport.write(_reply(status))
         self.transport.close()
 
@@ -186,5 +245,6 @@ def serve(
         proxy_headers=bool(trusted_proxies),
         forwarded_allow_ips=list(trusted_proxies) or None,
         server_header=False,
+        access_log=False,  # never shown at this log level, but uvicorn formats each line first
     )
     DrainingServer(config).run(sockets=[sock] if sock is not None else None)
