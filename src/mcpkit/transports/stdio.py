@@ -25,7 +25,7 @@ import os
 import signal
 import stat
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import IO, Final
 
 from .._errors import ConnectionClosed, TransportError
@@ -121,6 +121,63 @@ class _FlowControl(asyncio.Protocol):
 _COALESCE_BYTES: Final = 64 * 1024
 
 
+class _Outbox:
+    """The messages one end sends down its pipe, in as few write(2) calls as the loop allows.
+
+    Messages queued during one turn of the loop are written together at its end: one system call for
+    many messages when many requests are in flight (a syscall per message cost more than the rest of
+    a small tool call), and no delay beyond the current turn for a lone one. Once ``_COALESCE_BYTES``
+    wait, they go at once: a sender that never yields (a handler logging in a loop) would otherwise
+    pile up a turn without end; handed to the pipe, it meets the high-water mark, where :meth:`send`
+    holds it back until the peer has read.
+    """
+
+    __slots__ = ("_pending", "_pending_bytes", "_writer", "flow")
+
+    def __init__(self, writer: asyncio.WriteTransport, flow: _FlowControl) -> None:
+        self._writer = writer
+        self.flow = flow
+        self._pending: list[bytes] = []
+        self._pending_bytes = 0
+
+    async def send(self, message: bytes, *, now: bool = False) -> None:
+        """Queue *message* for the end of this turn (or, *now*, write it and what waits at once).
+
+        Raises:
+            ConnectionClosed: the pipe is closed (its reader went away).
+        """
+        # Over the high-water mark, wait for the peer to read (one check: no await otherwise).
+        while self.flow.paused and not self.flow.lost:
+            await self.flow.wait_resumed()
+        if self.flow.lost or self._writer.is_closing():
+            raise ConnectionClosed("the pipe is closed")
+        if now and not self._pending:
+            self._writer.write(message + b"\n")
+            return
+        if not self._pending:
+            asyncio.get_running_loop().call_soon(self.flush)
+        self._pending.append(message)
+        self._pending_bytes += len(message)
+        if now or self._pending_bytes >= _COALESCE_BYTES:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write what waits, if anything (and the pipe is still open)."""
+        if not self._pending:
+            return  # written already (a full outbox, or aclose)
+        data = b"\n".join(self._pending) + b"\n"
+        self._pending.clear()
+        self._pending_bytes = 0
+        if not self._writer.is_closing():
+            self._writer.write(data)
+
+    def close(self) -> None:
+        """Write what this turn sent, then close the pipe; senders still waiting give up."""
+        self.flush()
+        self.flow.connection_lost(None)
+        self._writer.close()
+
+
 class StdioServerTransport:
     """The server's end: read stdin, write the (private copy of) stdout."""
 
@@ -133,14 +190,9 @@ class StdioServerTransport:
     ) -> None:
         self._reader = reader
         self._fd = write_fd
-        self._writer = writer
-        self._flow = flow if flow is not None else _FlowControl()
+        # Answers go out coalesced per loop turn (see _Outbox); a regular file is written directly.
+        self._out = None if writer is None else _Outbox(writer, flow if flow is not None else _FlowControl())
         self._closed = False
-        # Messages sent during one turn of the loop, written together at its end: one write(2)
-        # for many answers when many requests are in flight (a syscall per message cost more than
-        # the rest of a small tool call), and no delay beyond the current turn for a lone one.
-        self._pending: list[bytes] = []
-        self._pending_bytes = 0
 
     @classmethod
     async def open(
@@ -173,39 +225,19 @@ class StdioServerTransport:
     async def send(self, message: bytes) -> None:
         if self._closed:
             raise ConnectionClosed("stdout is closed")
-        if self._writer is None:
+        if self._out is None:
             os.write(self._fd, message + b"\n")  # a regular file never blocks for long
             return
-        # Over the high-water mark, wait for the client to read (one check: no await otherwise).
-        while self._flow.paused and not self._flow.lost:
-            await self._flow.wait_resumed()
-        if self._flow.lost or self._writer.is_closing():
-            raise ConnectionClosed("the client closed our stdout")
-        if not self._pending:
-            asyncio.get_running_loop().call_soon(self._flush)
-        self._pending.append(message)
-        self._pending_bytes += len(message)
-        if self._pending_bytes >= _COALESCE_BYTES:
-            # A sender that never yields (a handler logging in a loop) would pile up a turn without
-            # end: hand it to the pipe now, where the high-water mark above holds the sender back.
-            self._flush()
-
-    def _flush(self) -> None:
-        if not self._pending:
-            return  # aclose wrote them already
-        data = b"\n".join(self._pending) + b"\n"
-        self._pending.clear()
-        self._pending_bytes = 0
-        if self._writer is not None and not self._writer.is_closing():
-            self._writer.write(data)
+        try:
+            await self._out.send(message)
+        except ConnectionClosed:
+            raise ConnectionClosed("the client closed our stdout") from None
 
     async def aclose(self) -> None:
         if not self._closed:
             self._closed = True
-            self._flush()  # what this turn sent goes out before the pipe closes
-            self._flow.connection_lost(None)  # senders still waiting for the client give up
-            if self._writer is not None:
-                self._writer.close()
+            if self._out is not None:
+                self._out.close()  # what this turn sent goes out before the pipe closes
 
 
 def _pump_file(stream: IO[bytes], reader: asyncio.StreamReader, loop: asyncio.AbstractEventLoop) -> None:
@@ -214,15 +246,46 @@ def _pump_file(stream: IO[bytes], reader: asyncio.StreamReader, loop: asyncio.Ab
     loop.call_soon_threadsafe(reader.feed_eof)
 
 
-class StdioClientTransport:
-    """Spawns a server process and talks to it over its stdin and stdout."""
+#: The most the client reads from the server's stdout at once (what a pipe holds by default).
+_READ_BYTES: Final = 64 * 1024
 
-    def __init__(self, process: asyncio.subprocess.Process, max_message_bytes: int) -> None:
+
+class _ServerOutput(asyncio.StreamReaderProtocol):
+    """The read end of the server's stdout, telling its transport when anything arrives."""
+
+    def __init__(self, reader: asyncio.StreamReader, heard: Callable[[], None]) -> None:
+        super().__init__(reader)
+        self._heard = heard
+
+    def data_received(self, data: bytes) -> None:
+        self._heard()
+        super().data_received(data)
+
+
+class StdioClientTransport:
+    """Spawns a server process and talks to it over its stdin and stdout.
+
+    The pipes are our own rather than asyncio's subprocess streams, which hand every chunk read to
+    the protocol a loop turn later. What we send goes through an :class:`_Outbox`: the first message
+    after the server was last heard from is written at once (a lone call waits for nothing), and the
+    ones that follow it in the same turn (the callers an answer burst woke up) go out together at the
+    turn's end, in one write.
+    """
+
+    def __init__(
+        self,
+        process: asyncio.subprocess.Process,
+        reader: LineReader,
+        out: _Outbox,
+        output: asyncio.ReadTransport | None = None,
+    ) -> None:
         self.process = process
-        assert process.stdout is not None and process.stdin is not None
-        self._reader = LineReader(process.stdout, max_message_bytes)
-        self._stdin = process.stdin
+        self._reader = reader
+        self._out = out
+        self._output = output
         self._closed = False
+        # Nothing sent since the server was last heard from: the next message goes out at once.
+        self._quiet = True
         #: How many lines of the server's stdout were skipped as not JSON-RPC.
         self.skipped = 0
 
@@ -244,19 +307,46 @@ class StdioClientTransport:
         if not command:
             raise TransportError("empty command")
         full_env = None if env is None else {**os.environ, **env}
+        loop = asyncio.get_running_loop()
+        child_stdin, to_child = os.pipe()  # our ends are not inherited (PEP 446)
+        from_child, child_stdout = os.pipe()
         try:
             process = await asyncio.create_subprocess_exec(
-                *command,
-                stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=stderr,
-                env=full_env,
-                cwd=cwd,
-                limit=max_message_bytes,
+                *command, stdin=child_stdin, stdout=child_stdout, stderr=stderr, env=full_env, cwd=cwd
             )
-        except OSError as exc:
-            raise TransportError(f"could not start {command[0]!r}: {exc}") from exc
-        return cls(process, max_message_bytes)
+        except BaseException as exc:
+            os.close(to_child)
+            os.close(from_child)
+            if isinstance(exc, OSError):
+                raise TransportError(f"could not start {command[0]!r}: {exc}") from exc
+            raise
+        finally:
+            os.close(child_stdin)
+            os.close(child_stdout)
+        stream = asyncio.StreamReader(limit=max_message_bytes, loop=loop)
+        flow = _FlowControl()
+        transport: StdioClientTransport | None = None
+
+        def heard() -> None:
+            if transport is not None:
+                transport._quiet = True
+
+        try:
+            output, _ = await loop.connect_read_pipe(
+                lambda: _ServerOutput(stream, heard), os.fdopen(from_child, "rb", buffering=0)
+            )
+            writer, _ = await loop.connect_write_pipe(lambda: flow, os.fdopen(to_child, "wb", buffering=0))
+        except BaseException:
+            with contextlib.suppress(ProcessLookupError):
+                process.kill()
+            raise
+        if hasattr(output, "max_size"):
+            # asyncio's pipe transport reads up to 256 KiB at a time, and a buffer that large is
+            # mmap()ed and unmapped by malloc around every read: three system calls, for a
+            # 100-byte answer, that cost more than the rest of reading it. A pipe holds 64 KiB.
+            output.max_size = _READ_BYTES
+        transport = cls(process, LineReader(stream, max_message_bytes), _Outbox(writer, flow), output)
+        return transport
 
     async def receive(self) -> bytes:
         try:
@@ -276,13 +366,13 @@ class StdioClientTransport:
             raise
 
     async def send(self, message: bytes) -> None:
-        if self._closed or self._stdin.is_closing():
+        if self._closed:
             raise ConnectionClosed("the server's stdin is closed")
-        self._stdin.write(message + b"\n")
+        now, self._quiet = self._quiet, False
         try:
-            await self._stdin.drain()
-        except (BrokenPipeError, ConnectionResetError) as exc:
-            raise ConnectionClosed(f"the server process went away ({self.describe_exit()})") from exc
+            await self._out.send(message, now=now)
+        except ConnectionClosed:
+            raise ConnectionClosed(f"the server process went away ({self.describe_exit()})") from None
 
     def describe_exit(self) -> str:
         code = self.process.returncode
@@ -299,7 +389,15 @@ class StdioClientTransport:
             return
         self._closed = True
         with contextlib.suppress(OSError, RuntimeError):
-            self._stdin.close()
+            self._out.close()  # what this turn sent goes first
+        try:
+            await self._stop(grace)
+        finally:
+            if self._output is not None:
+                # Its EOF closes it; a grandchild holding the server's stdout open would not.
+                self._output.close()
+
+    async def _stop(self, grace: float) -> None:
         for step in (None, signal.SIGTERM, signal.SIGKILL):
             if step is not None:
                 with contextlib.suppress(ProcessLookupError):
