@@ -49,17 +49,17 @@ class Session:
         assert "result" in answer_of(response)
         self.id = response.headers["mcp-session-id"]
         note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-        assert (await self.http.post(self.url, json=note, headers=self._headers())).status_code == 202
+        assert (await self.http.post(self.url, json=note, headers=self.headers())).status_code == 202
         return self
 
-    def _headers(self) -> dict[str, str]:
+    def headers(self) -> dict[str, str]:
         return {"accept": ACCEPT, "mcp-session-id": self.id, "mcp-protocol-version": HANDSHAKE}
 
     async def request(self, method: str, params: dict[str, Any], url: str | None = None) -> dict[str, Any]:
         """The whole answer (``result`` or ``error``)."""
         self._next += 1
         body = {"jsonrpc": "2.0", "id": self._next, "method": method, "params": params}
-        return answer_of(await self.http.post(url or self.url, json=body, headers=self._headers()))
+        return answer_of(await self.http.post(url or self.url, json=body, headers=self.headers()))
 
     async def result(self, method: str, params: dict[str, Any], url: str | None = None) -> dict[str, Any]:
         answer = await self.request(method, params, url)

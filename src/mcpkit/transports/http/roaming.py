@@ -17,8 +17,12 @@ it serves it from a *replica*:
 * **the GET stream** is held by one process at a time (``sess:<id>:get`` names it). What another
   replica sends there (a resource update, a task's status, a request with no POST to ride on) is
   queued in the shared state and the holder is woken to take it; while no stream is open the queue
-  keeps the last :data:`~.sessions.BACKLOG` messages for the next one. A list change is told by the
-  session's home (where ``initialize`` was answered) only, or every replica would tell it.
+  keeps the last :data:`~.sessions.BACKLOG` messages for the next one. A list change is heard by
+  every replica (each node listens for changes made anywhere): the replica holding the GET stream
+  tells it, and while no live process holds one, every replica queues it (the copies coalesce into
+  one when the next stream takes them). So list changes reach the session whichever of its nodes
+  are alive, its home (where ``initialize`` was answered) or not. A holder whose heartbeat lapsed
+  holds nothing: a client reconnecting its GET stream after that node died is served at once.
 * ``logging/setLevel`` and ``resources/unsubscribe`` are replayed on every replica (a
   subscription made on one replica must end wherever the unsubscribe lands); DELETE ends every
   replica.
@@ -219,8 +223,12 @@ class SessionFleet:
     # -- the GET stream ----------------------------------------------------------------------------
 
     async def holder(self, session: HTTPSession) -> bytes | None:
-        """The process holding the session's GET stream, if any."""
-        return await self.state.get(_holder(session.id))
+        """The live process holding the session's GET stream, if any (a process whose heartbeat
+        lapsed holds nothing: it died with the stream)."""
+        node = await self.state.get(_holder(session.id))
+        if node is None or (node != self.node and not await alive(self.state, node.decode())):
+            return None
+        return node
 
     def hold(self, session: HTTPSession) -> None:
         """This process now holds the session's GET stream: claim it and take what waits."""
@@ -246,7 +254,10 @@ class SessionFleet:
             await self.state.delete(_holder(session.id))
 
     async def route_out(self, session: HTTPSession, message: bytes, is_request: bool) -> None:
-        if is_request and await self.holder(session) is None:
+        if b'/list_changed"' in message[:72]:
+            if await self.holder(session) is not None:
+                return  # its replica heard the change too, and tells it
+        elif is_request and await self.holder(session) is None:
             raise ConnectionClosed("no open stream to the client (open one with GET)")
         await self.state.push(_queue(session.id), message, BACKLOG, self.table.idle_seconds)
         await self._publish(session.id, _WAKE, b"")

@@ -201,8 +201,7 @@ class HTTPSession:
         self.resumable: dict[str, LiveStream] = {}
         self._next_stream = 0
         #: In a fleet: where GET-stream messages go when the stream is held elsewhere, and whether
-        #: this is the session's home (where it was initialized: its list changes are told from
-        #: there only, or every replica would tell them).
+        #: this is the session's home (where it was initialized).
         self.fleet: SessionRouter | None = None
         self.home = True
         self._stream_prefix = f"{self.id}-"
@@ -252,8 +251,6 @@ class HTTPSession:
         elif self.ended.is_set():
             raise ConnectionClosed("the session has ended")
         elif self.fleet is not None and not self.attached:
-            if not self.home and b'/list_changed"' in message[:72]:
-                return  # the session's home tells it
             await self.fleet.route_out(self, message, isinstance(jsonrpc.decode(message), jsonrpc.Request))
         elif not self.attached and isinstance(jsonrpc.decode(message), jsonrpc.Request):
             # A request that no stream can carry would wait for an answer for ever.
