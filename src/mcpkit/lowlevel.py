@@ -452,7 +452,7 @@ class LowLevelServer:
         a :class:`~mcpkit.session.Peer` or (2026-07-28 over HTTP) directly. Raises ``RPCError``."""
         if self.telemetry is not None:
             params = request.params if isinstance(request.params, dict) else {}
-            with self.telemetry.request(request.method, params, request.id, scope.version):
+            with self.telemetry.request(request.method, params, request.id, scope.version, conn.session_id):
                 return await self._handle(request, scope, outbound, conn)
         return await self._handle(request, scope, outbound, conn)
 

@@ -50,11 +50,31 @@ def make_server() -> Server:
     return server
 
 
+def http_spans(app: Any) -> Any:
+    """*app* with a span per HTTP request around it (kind SERVER, current while the app runs), as
+    OpenTelemetry's ASGI instrumentation makes."""
+    tracer = trace.get_tracer("test.asgi")
+
+    async def traced(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await app(scope, receive, send)
+            return
+        with tracer.start_as_current_span(f"{scope['method']} {scope['path']}", kind=trace.SpanKind.SERVER):
+            await app(scope, receive, send)
+
+    return traced
+
+
 @asynccontextmanager
-async def serving(server: Server) -> AsyncIterator[str]:
+async def serving(server: Server, wrap: Any = None) -> AsyncIterator[str]:
     port = free_port()
+    app = server.http_app()
     config = uvicorn.Config(
-        server.http_app(), host="127.0.0.1", port=port, log_level="warning", lifespan="on"
+        wrap(app) if wrap is not None else app,
+        host="127.0.0.1",
+        port=port,
+        log_level="warning",
+        lifespan="on",
     )
     running = uvicorn.Server(config)
     task = asyncio.ensure_future(running.serve())
@@ -115,6 +135,45 @@ def test_client_and_server_spans_are_one_trace(
         calls = [p for p in points[name] if p.attributes.get("gen_ai.tool.name") == "meta"]
         assert calls and all(p.attributes["mcp.method.name"] == "tools/call" for p in calls)
     assert any(p.attributes.get("error.type") == "-32602" for p in points["mcp.server.operation.duration"])
+
+
+@pytest.mark.parametrize("version", ["2025-11-25", "2026-07-28"])
+def test_the_mcp_span_is_linked_to_the_http_span_and_names_the_session(
+    recorded: tuple[InMemorySpanExporter, InMemoryMetricReader], version: str
+) -> None:
+    """The MCP server span's parent is the client's span (the trace context in ``_meta``); the
+    HTTP server span current when it starts is linked. ``mcp.session.id`` is the session's
+    ``Mcp-Session-Id`` in the handshake era, and absent in 2026-07-28 (no session)."""
+    spans, _ = recorded
+    spans.clear()
+    sessions: list[str | None] = []
+
+    async def main() -> None:
+        async with (
+            serving(make_server(), http_spans) as url,
+            Client(url, protocol_version=version, telemetry=True) as client,
+        ):
+            await client.call_tool("meta")
+            sessions.append(getattr(client._transport, "session_id", None))
+
+    asyncio.run(main())
+    finished = spans.get_finished_spans()
+    client_span = next(s for s in finished if s.name == "tools/call meta" and s.kind == trace.SpanKind.CLIENT)
+    server_span = next(s for s in finished if s.name == "tools/call meta" and s.kind == trace.SpanKind.SERVER)
+    http_span = next(
+        s
+        for s in finished
+        if s.name == "POST /mcp"
+        and s.start_time <= server_span.start_time
+        and s.end_time >= server_span.end_time
+    )
+    assert server_span.parent is not None and server_span.parent.span_id == client_span.context.span_id
+    assert [link.context.span_id for link in server_span.links] == [http_span.context.span_id]
+    attributes = dict(server_span.attributes or {})
+    if version == "2026-07-28":
+        assert "mcp.session.id" not in attributes
+    else:
+        assert sessions[0] and attributes["mcp.session.id"] == sessions[0]
 
 
 def test_importing_mcpkit_loads_neither_redis_nor_opentelemetry() -> None:
