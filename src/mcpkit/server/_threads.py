@@ -1,30 +1,35 @@
-"""Worker threads for sync (``def``) handlers, with one event-loop wake-up per batch of results.
+"""Worker threads for sync (``def``) handlers: one hand-off per turn of the loop, not per call.
 
 ``loop.run_in_executor`` pays, per call, a ``concurrent.futures.Future`` (with its own lock and
-condition), the executor's idle-semaphore dance, a second, chained asyncio future, and one
-``call_soon_threadsafe`` (a write to the loop's self-pipe, so one wake-up) per result. With many
-calls in flight that hand-off costs more than a small tool itself.
+condition), the executor's idle-semaphore dance, a second, chained asyncio future, a worker wake-up
+and a ``call_soon_threadsafe`` (a write to the loop's self-pipe) for the result. With many calls in
+flight that hand-off costs more than a small tool itself; so here both directions go in batches:
 
-Here a job is ``(loop, future, context, fn, kwargs)`` put on one C ``SimpleQueue``; a worker takes
-jobs as long as there are any, runs each in its copy of the caller's context, and appends the
-outcome to its loop's list of finished jobs. Only the append that finds that list empty schedules
-a callback on the loop, which settles every future finished so far: results that finish while the
-loop is busy ride on one wake-up.
+* **Out.** The jobs submitted in one turn of the loop wait in a list; at the end of the turn they
+  join the pool's deque together and at most one worker is woken, and none if one is awake already.
+  A worker takes jobs from the deque one at a time until it is empty.
+* **Back.** A worker appends each outcome to its loop's list of finished jobs; only the append that
+  finds that list empty schedules the callback that settles every future finished so far.
 
-Sizing follows the loop's default executor (``min(32, cpus + 4)`` threads): a worker is started
-when a job arrives and none is waiting, and a worker idle for a while ends. The threads are daemons
-(an idle one never holds the interpreter up), but at exit the interpreter waits for the jobs already
-taken, as it does for an executor's. One pool serves every loop of the process; a forked child
-starts with an empty one.
+One awake worker drains a burst, so a job could wait behind a long one (a tool that blocks). A
+watchdog on the loop sees to that: while jobs wait, it looks every :data:`_WATCH_SECONDS`, and if no
+job was taken since its last look, it wakes (or starts) a worker for every waiting job.
+
+Sizing follows the loop's default executor (``min(32, cpus + 4)`` threads): a worker is started when
+one is needed and none is idle, and a worker idle for a while ends. The threads are daemons (an idle
+one never holds the interpreter up), but at exit the interpreter waits for the jobs already taken, as
+it does for an executor's. One pool serves every loop of the process; a forked child starts with an
+empty one.
 """
 
 from __future__ import annotations
 
 import asyncio
 import atexit
+import collections
 import contextvars
 import os
-import queue
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -32,6 +37,10 @@ from typing import Any, Final
 
 _MAX_WORKERS: Final = min(32, (os.cpu_count() or 1) + 4)
 _IDLE_SECONDS: Final = 30.0
+#: How often the watchdog looks for jobs stuck behind long ones (their worst extra wait is twice it).
+#: Not shorter than the interpreter's switch interval: a worker kept from the GIL by a busy loop
+#: gets it within one, and must not be taken for a worker held up by its job.
+_WATCH_SECONDS: Final = 2 * sys.getswitchinterval()
 
 _Outcome = tuple["asyncio.Future[Any]", BaseException | None, Any]
 _Job = tuple[
@@ -40,73 +49,120 @@ _Job = tuple[
 
 
 class _Pool:
-    __slots__ = ("_done", "_jobs", "_lock", "_queued", "_running", "_waiting", "_workers")
+    __slots__ = (
+        "_done",
+        "_idle",
+        "_jobs",
+        "_lock",
+        "_outgoing",
+        "_running",
+        "_taken",
+        "_watched",
+        "_workers",
+    )
 
     def __init__(self) -> None:
         self.reset()
 
     def reset(self) -> None:
         """Start empty: also in a forked child, where none of the parent's threads exist."""
-        self._jobs: queue.SimpleQueue[_Job] = queue.SimpleQueue()
+        self._jobs: collections.deque[_Job] = collections.deque()
         self._lock = threading.Lock()
+        # Loop-side, touched only by the loop's own thread: this turn's jobs, not handed over yet;
+        # and the loops whose watchdog is armed.
+        self._outgoing: dict[asyncio.AbstractEventLoop, list[_Job]] = {}
+        self._watched: set[asyncio.AbstractEventLoop] = set()
+        # Under _lock: finished jobs per loop; idle workers, each waiting on a lock of its own that
+        # the waker releases (the last is woken first: its caches are the warmest); all workers;
+        # jobs being run.
         self._done: dict[asyncio.AbstractEventLoop, list[_Outcome]] = {}
-        # Under _lock, and exact (an estimate that drifts would let a job wait behind a long one
-        # while a worker could have been started): jobs put and not yet taken, workers waiting for
-        # a job, all workers, jobs being run.
-        self._queued = 0
-        self._waiting = 0
+        self._idle: list[threading.Lock] = []
         self._workers = 0
         self._running = 0
+        self._taken = 0  # jobs taken so far: the watchdog's sign of progress (a lost count is harmless)
 
     def submit(
         self, loop: asyncio.AbstractEventLoop, fn: Callable[..., Any], kwargs: dict[str, Any]
     ) -> asyncio.Future[Any]:
         future = loop.create_future()
-        with self._lock:
-            self._jobs.put((loop, future, contextvars.copy_context(), fn, kwargs))
-            self._queued += 1
-            if self._waiting >= self._queued or self._workers >= _MAX_WORKERS:
-                return future  # a waiting worker takes it, or the first one free does
-            self._workers += 1
-            self._waiting += 1  # the new worker counts as waiting from its start
-        threading.Thread(target=self._work, name="mcpkit-worker", daemon=True).start()
+        outgoing = self._outgoing.get(loop)
+        if outgoing is None:
+            outgoing = self._outgoing[loop] = []
+            loop.call_soon(self._hand_over, loop)
+        outgoing.append((loop, future, contextvars.copy_context(), fn, kwargs))
         return future
+
+    def _hand_over(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._jobs.extend(self._outgoing.pop(loop))
+        with self._lock:
+            awake = self._workers - len(self._idle)
+        if awake == 0:
+            self._wake(1)
+        if loop not in self._watched:
+            self._watched.add(loop)
+            loop.call_later(_WATCH_SECONDS, self._watch, loop, self._taken)
+
+    def _watch(self, loop: asyncio.AbstractEventLoop, taken: int) -> None:
+        if not self._jobs:
+            self._watched.discard(loop)
+            return
+        if self._taken == taken:  # nothing taken for a while: the awake workers are all held up
+            self._wake(len(self._jobs))
+        loop.call_later(_WATCH_SECONDS, self._watch, loop, self._taken)
+
+    def _wake(self, count: int) -> None:
+        """Wake idle workers, or start new ones, for ``count`` jobs (as many as the cap allows)."""
+        with self._lock:
+            woken = self._idle[-count:]
+            del self._idle[-count:]
+            new = max(0, min(count - len(woken), _MAX_WORKERS - self._workers))
+            self._workers += new
+        for idle in woken:
+            idle.release()
+        for _ in range(new):
+            threading.Thread(target=self._work, name="mcpkit-worker", daemon=True).start()
 
     def _work(self) -> None:
         jobs, lock, done = self._jobs, self._lock, self._done
+        wake = threading.Lock()
+        wake.acquire()
         while True:
             try:
-                loop, future, context, fn, kwargs = jobs.get(timeout=_IDLE_SECONDS)
-            except queue.Empty:
+                loop, future, context, fn, kwargs = jobs.popleft()
+            except IndexError:
                 with lock:
-                    if self._queued > 0:  # a job came as the wait ended: take it
+                    if jobs:  # a job came as the deque emptied: take it
                         continue
-                    self._waiting -= 1
+                    self._idle.append(wake)
+                if wake.acquire(timeout=_IDLE_SECONDS):
+                    continue
+                with lock:
+                    if wake not in self._idle:  # woken as the wait ended: the release is owed
+                        wake.acquire()
+                        continue
+                    self._idle.remove(wake)
                     self._workers -= 1
                 return
+            self._taken += 1
             outcome: _Outcome
             ran = not future.cancelled()  # a timeout or a disconnect came first (racy, and harmless)
-            with lock:
-                self._queued -= 1
-                self._waiting -= 1
-                if ran:
-                    self._running += 1
             if not ran:
                 outcome = (future, None, None)
             else:
+                with lock:
+                    self._running += 1
                 try:
                     outcome = (future, None, context.run(fn, **kwargs))
                 except BaseException as exc:  # handed to the awaiting task as it is
                     outcome = (future, exc, None)
             with lock:
+                if ran:
+                    self._running -= 1
                 finished = done.get(loop)
                 first = finished is None
                 if first:
                     finished = done[loop] = []
                 finished.append(outcome)  # type: ignore[union-attr]
-                self._waiting += 1
-                if ran:
-                    self._running -= 1
             if first:
                 try:
                     loop.call_soon_threadsafe(self._settle, loop)
