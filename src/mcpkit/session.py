@@ -131,6 +131,9 @@ class Peer:
         self._running: dict[jsonrpc.RequestId, asyncio.Task[None]] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
         self._closed: BaseException | None = None
+        # The loop, once known: asyncio.get_running_loop() costs a getpid() system call, and the hot
+        # path asked for it on every request.
+        self._loop: asyncio.AbstractEventLoop | None = None
         self.closed = asyncio.Event()
         # Checked once: a routed transport is told what each message belongs to.
         self._routed = transport if isinstance(transport, RoutedTransport) else None
@@ -171,7 +174,7 @@ class Peer:
         """Send a request with an id of the caller's choosing; returns the future of its answer."""
         if self._closed is not None:
             raise ConnectionClosed("connection is closed") from self._closed
-        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[Any] = self._event_loop().create_future()
         self._waiting[request_id] = future
         message = jsonrpc.Request(
             id=request_id, method=method, params=params if params is not None else UNSET
@@ -458,9 +461,15 @@ class Peer:
         except (ConnectionClosed, OSError):
             logger.debug("could not send: the transport is closed")
 
+    def _event_loop(self) -> asyncio.AbstractEventLoop:
+        loop = self._loop
+        if loop is None:
+            loop = self._loop = asyncio.get_running_loop()
+        return loop
+
     def _spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
         # create_task, not ensure_future: one task per request, and the checks add up.
-        task = asyncio.get_running_loop().create_task(coro)
+        task = self._event_loop().create_task(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         return task
