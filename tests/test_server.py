@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 from typing import Any
 
 import pytest
@@ -191,5 +192,36 @@ def test_low_level_server_like_the_seed_example() -> None:
             result = await client.call_tool("calculate_sum", {"a": 1, "b": 2})
             assert result.content == [TextContent(text="3")] and result.is_error is False
             await client.aclose()
+
+    run(main())
+
+
+def test_a_def_tool_declared_non_blocking_runs_on_the_loop_and_others_on_workers() -> None:
+    server = Server("threads", "1.0")
+
+    @server.tool(blocking=False)
+    def quick(n: int) -> str:
+        return f"{n}:{threading.current_thread().name}"
+
+    @server.tool
+    def usual(n: int) -> str:
+        return f"{n}:{threading.current_thread().name}"
+
+    with pytest.raises(TypeError, match="blocking=False is for def tools"):
+
+        @server.tool(blocking=False)
+        async def wrong() -> str:
+            return ""
+
+    async def main() -> None:
+        client = await connect(server)
+        loop_thread = threading.current_thread().name
+        assert (await client.call_tool("quick", {"n": 1})).structured_content == {
+            "result": f"1:{loop_thread}"
+        }
+        usual = (await client.call_tool("usual", {"n": 2})).structured_content
+        assert usual == {"result": "2:mcpkit-worker"}
+        bad = await client.call_tool("quick", {"n": "x"})  # arguments are still checked
+        assert bad.is_error
 
     run(main())

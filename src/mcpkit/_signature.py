@@ -52,6 +52,8 @@ class ToolSignature:
     is_async: bool
     _bind: Callable[[Any], dict[str, Any]]
     _serialize: Callable[[Any], Any]
+    #: A sync function declared never to block (``blocking=False``): called on the event loop itself.
+    inline: bool = False
 
     def bind(self, arguments: dict[str, Any] | None) -> dict[str, Any]:
         """Validate wire *arguments*; return keyword arguments for the function (injected ones aside).

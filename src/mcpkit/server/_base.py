@@ -124,6 +124,8 @@ async def invoke(
         kwargs[param] = ctx
     if signature.is_async:
         return await fn(**kwargs)
+    if signature.inline:
+        return fn(**kwargs)
     # Sync functions run in a worker thread so that they never block the event loop; in a copy of
     # this task's context, as asyncio.to_thread does, so context variables (current_auth) hold there.
     return await run_sync(fn, kwargs)

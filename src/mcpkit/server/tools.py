@@ -69,6 +69,7 @@ class ToolOptions(TypedDict, total=False):
     ui: str  # MCP Apps: the ui:// resource that shows this tool's results (see server.ui_resource)
     visibility: Sequence[Visibility]  # MCP Apps: ["model", "app"] (default), or ["app"]: views only
     scopes: Sequence[str]  # OAuth scopes a caller needs (protected HTTP servers only): 403 without
+    blocking: bool  # False: a def tool that never blocks runs on the event loop, with no thread hop
 
 
 class ToolsAPI(ServerBase):
@@ -142,6 +143,7 @@ class ToolsAPI(ServerBase):
         ui: str | None = None,
         visibility: Sequence[Visibility] | None = None,
         scopes: Sequence[str] | None = None,
+        blocking: bool = True,
     ) -> Tool:
         """Register *fn* as a tool and return its definition.
 
@@ -164,11 +166,16 @@ class ToolsAPI(ServerBase):
         the tool, on a protected HTTP server: a call without them answers HTTP 403
         ``insufficient_scope`` naming them, and ``tools/list`` hides the tool from such callers
         (``Server(hide_unauthorized_tools=False)`` lists it). Not enforced over stdio.
+        ``blocking=False``: a plain ``def`` tool that never blocks (no I/O, no sleeping, quick to
+        compute) is called on the event loop instead of a worker thread, which saves the hand-off
+        (most of a small tool's cost); while it runs, nothing else is served, and ``timeout``
+        cannot interrupt it. Default: ``def`` tools run on worker threads.
 
         Raises:
             ValueError: the name breaks the spec's rules for tool names, or is taken; a bad
                 ``timeout``, ``rate_limit``, ``ui``, ``visibility`` or ``scopes``.
-            TypeError: the signature cannot be described (``*args``, positional-only parameters).
+            TypeError: the signature cannot be described (``*args``, positional-only parameters);
+                ``blocking=False`` on an ``async def`` tool (it is never run on a thread).
         """
         tool_name = name or fn.__name__
         if not _TOOL_NAME.fullmatch(tool_name):
@@ -189,6 +196,12 @@ class ToolsAPI(ServerBase):
             )
         meta = tool_ui_meta(meta, ui, visibility)
         signature = inspect_function(fn, skip_types=(Context,))
+        if not blocking:
+            if signature.is_async:
+                raise TypeError(
+                    f"{tool_name}: blocking=False is for def tools; an async def tool never blocks a thread"
+                )
+            signature = dataclasses.replace(signature, inline=True)
         use_output = signature.output_schema is not None and structured_output is not False
         definition = Tool(
             name=tool_name,
