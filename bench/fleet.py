@@ -116,8 +116,8 @@ def wait_ready(port: int, proc: subprocess.Popen[bytes], seconds: float = 30) ->
 @contextlib.contextmanager
 def nodes(
     count: int, redis: str | None, log: Any = subprocess.DEVNULL
-) -> Iterator[list[subprocess.Popen[bytes]]]:
-    """*count* ``mcpkit run`` nodes (on *redis* if given); yields their processes (``.port`` set)."""
+) -> Iterator[list[tuple[subprocess.Popen[bytes], int]]]:
+    """*count* ``mcpkit run`` nodes (on *redis* if given), ready; yields each one's process and port."""
     ports = [loadgen.free_port() for _ in range(count)]
     extra = ["--redis", redis] if redis else []
     # Every session of the benchmark comes from 127.0.0.1: lift the per-address cap.
@@ -127,8 +127,7 @@ def nodes(
     try:
         for port, proc in zip(ports, procs, strict=True):
             wait_ready(port, proc)
-            proc.port = port  # type: ignore[attr-defined]
-        yield procs
+        yield list(zip(procs, ports, strict=True))
     finally:
         for proc in procs:
             proc.terminate()
@@ -235,9 +234,9 @@ async def bench_fleet(
                 continue
             t0 = time.perf_counter()
             try:
-                with nodes(count, redis if on_redis else None, log_file) as procs:
-                    ports = [p.port for p in procs]  # type: ignore[attr-defined]
-                    pids = [p.pid for p in procs]
+                with nodes(count, redis if on_redis else None, log_file) as running:
+                    ports = [port for _, port in running]
+                    pids = [proc.pid for proc, _ in running]
                     with contextlib.ExitStack() as front:
                         port = front.enter_context(nginx(ports)) if behind else ports[0]
                         entry["results"] = await measure(port, pids, clients, seconds, warmup)
