@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from mcpkit import Client, ConnectionClosed, TextContent
+from mcpkit import Client, ConnectionClosed, RequestTimeout, TextContent
 from mcpkit.transports.stdio import StdioClientTransport
 
 pytestmark = pytest.mark.e2e
@@ -24,6 +24,12 @@ SERVE = [sys.executable, "-m", "mcpkit", "run", str(FAULTY)]
 
 def run(coro: Any, seconds: float = 30) -> Any:
     return asyncio.run(asyncio.wait_for(coro, seconds))
+
+
+def text(result: Any) -> str:
+    block = result.content[0]
+    assert isinstance(block, TextContent)
+    return block.text
 
 
 def request(request_id: int, method: str, params: dict[str, Any] | None = None) -> bytes:
@@ -145,3 +151,31 @@ def test_closing_writes_what_this_turn_sent_first(tmp_path: Path) -> None:
 
     run(main())
     assert [json.loads(line)["id"] for line in received.read_bytes().splitlines()] == [0, 1, 2]
+
+
+# -- one timer for the deadlines of every request in flight ------------------------------------------
+
+
+def test_a_shorter_timeout_sent_later_still_ends_first() -> None:
+    async def main() -> None:
+        async with Client(SERVE, timeout=60) as client:
+            patient = asyncio.ensure_future(client.call_tool("slow_default", timeout=60))
+            await asyncio.sleep(0)  # sent first: the one timer is armed for its deadline
+            with pytest.raises(RequestTimeout):  # the watcher is armed again, earlier
+                await client.call_tool("slow_default", timeout=0.2)
+            assert not patient.done()
+            patient.cancel()
+            assert text(await client.call_tool("echo", {"text": "still here"})) == "still here"
+
+    run(main(), 10)  # a stall past this is the failure: 60 s is the other request's timeout
+
+
+def test_a_deadline_outlives_the_answered_request_the_timer_was_armed_for() -> None:
+    async def main() -> None:
+        async with Client(SERVE) as client:
+            assert text(await client.call_tool("echo", {"text": "quick"}, timeout=0.2)) == "quick"
+            # The timer armed for the answered call fires first, and must be armed again for this.
+            with pytest.raises(RequestTimeout):
+                await client.call_tool("slow_default", timeout=0.5)
+
+    run(main(), 10)

@@ -39,7 +39,15 @@ from .connect import (
     open_transport,
     refused_post,
 )
-from .exchange import Progress, ProgressCallback, await_answer, check_result_type, follow_task, retry_params
+from .exchange import (
+    Deadlines,
+    Progress,
+    ProgressCallback,
+    await_answer,
+    check_result_type,
+    follow_task,
+    retry_params,
+)
 from .subscriptions import Subscriptions
 
 if TYPE_CHECKING:
@@ -144,6 +152,7 @@ class ClientCore:
         #: Stateless era: the ``io.modelcontextprotocol/logLevel`` sent with every request.
         self.log_level: str | None = None
         self._progress: dict[Any, Progress] = {}
+        self._deadlines = Deadlines()
         self._subscriptions = Subscriptions()
         self._env = env
         self._cwd = cwd
@@ -286,6 +295,7 @@ class ClientCore:
 
     async def aclose(self) -> None:
         """Close the connection (for stdio: close stdin, then SIGTERM, then SIGKILL)."""
+        self._deadlines.close()
         if self._transport is not None:
             await self._transport.aclose()
         if self._reader is not None:
@@ -423,6 +433,7 @@ class ClientCore:
                 progress,
                 timeout or self.timeout,
                 max_timeout or self.max_timeout,
+                self._deadlines,
             )
         except ConnectionClosed as exc:
             raise self._closed_error(exc) from exc

@@ -15,13 +15,22 @@
 from __future__ import annotations
 
 import asyncio
+import math
 from collections.abc import Awaitable, Callable
 from typing import Any, Final, TypeAlias
 
 from .._errors import MCPError, RequestTimeout, RPCError
 from ..session import Peer
 
-__all__ = ["Progress", "ProgressCallback", "await_answer", "follow_task", "list_all", "retry_params"]
+__all__ = [
+    "Deadlines",
+    "Progress",
+    "ProgressCallback",
+    "await_answer",
+    "follow_task",
+    "list_all",
+    "retry_params",
+]
 
 #: ``async fn(progress, total, message)`` for each ``notifications/progress`` of a request.
 ProgressCallback: TypeAlias = Callable[[float, float | None, str | None], Awaitable[None]]
@@ -55,6 +64,68 @@ class Progress:
             await self._callback(params.get("progress", 0), params.get("total"), params.get("message"))
 
 
+class Deadlines:
+    """When the requests in flight give up, watched by one timer for them all.
+
+    A timer per request (armed when it is sent, cancelled when its answer comes, nearly always
+    long before) cost a heap push and a cancellation each, in Python. One timer, armed for the
+    earliest deadline, checks them all when it fires: it then fails the requests whose time is up
+    and is armed again for the next deadline. With the usual 60 s timeout it fires about once a
+    minute, whatever the rate of calls.
+    """
+
+    __slots__ = ("_at", "_timer", "_watched")
+
+    def __init__(self) -> None:
+        self._watched: dict[asyncio.Future[Any], tuple[Progress, float, float]] = {}
+        self._timer: asyncio.TimerHandle | None = None
+        self._at = math.inf
+
+    def watch(
+        self, future: asyncio.Future[Any], progress: Progress, timeout: float, hard_stop: float
+    ) -> None:
+        """Fail *future* with :class:`_Expired` after *timeout* s of silence, or at *hard_stop*."""
+        self._watched[future] = (progress, timeout, hard_stop)
+        loop = asyncio.get_running_loop()
+        deadline = min(progress.last_seen(loop) + timeout, hard_stop)
+        if deadline < self._at:
+            self._arm(loop, deadline)
+
+    def forget(self, future: asyncio.Future[Any]) -> None:
+        self._watched.pop(future, None)
+
+    def close(self) -> None:
+        """Stop watching (the connection is gone)."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        self._at = math.inf
+        self._watched.clear()
+
+    def _arm(self, loop: asyncio.AbstractEventLoop, deadline: float) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        self._at = deadline
+        self._timer = loop.call_at(deadline, self._check, loop)
+
+    def _check(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._timer = None
+        self._at = math.inf
+        now = loop.time()
+        earliest = math.inf
+        for future, (progress, timeout, hard_stop) in list(self._watched.items()):
+            deadline = min(progress.last_seen(loop) + timeout, hard_stop)
+            if future.done():
+                del self._watched[future]
+            elif deadline <= now:  # progress heard of since moves the deadline on
+                del self._watched[future]
+                future.set_exception(_Expired())
+            else:
+                earliest = min(earliest, deadline)
+        if earliest < math.inf:
+            self._arm(loop, earliest)
+
+
 async def await_answer(
     peer: Peer,
     request_id: int,
@@ -62,8 +133,10 @@ async def await_answer(
     progress: Progress,
     timeout: float | None,
     max_timeout: float | None,
+    deadlines: Deadlines | None = None,
 ) -> Any:
-    """The answer to a sent request, waited for as the module docstring says.
+    """The answer to a sent request, waited for as the module docstring says (its timeout watched
+    by *deadlines*, the connection's, if given).
 
     Raises:
         RPCError: the server answered with an error.
@@ -72,39 +145,25 @@ async def await_answer(
     """
     if timeout is None:
         return await peer.wait(request_id, future, None)
-    # One timer, moved on when progress was heard of, instead of asyncio.wait() per request (a
-    # waiter future, its callbacks and an extra turn of the loop): at the deadline the timer fails
-    # the answer's future itself, so awaiting that future is all the waiting there is.
-    loop = asyncio.get_running_loop()
-    hard_stop = loop.time() + (max_timeout or float("inf"))
-    expired = False
-    timer: asyncio.TimerHandle | None = None
-
-    def check() -> None:
-        nonlocal timer, expired
-        if future.done():
-            return
-        deadline = min(progress.last_seen(loop) + timeout, hard_stop)
-        if deadline > loop.time():
-            timer = loop.call_at(deadline, check)
-        else:
-            expired = True
-            future.set_exception(_Expired())
-
-    timer = loop.call_at(min(progress.last_seen(loop) + timeout, hard_stop), check)
+    # At the deadline the watcher fails the answer's future itself, so awaiting that future is all
+    # the waiting there is (no asyncio.wait(), with its waiter future and extra turn of the loop).
+    own = deadlines is None
+    if deadlines is None:
+        deadlines = Deadlines()
+    hard_stop = asyncio.get_running_loop().time() + max_timeout if max_timeout else math.inf
+    deadlines.watch(future, progress, timeout, hard_stop)
     try:
         return await future
     except _Expired:
-        if not expired:  # not our timer's: cannot happen, but never mistake it for a timeout
-            raise
         await peer.cancel(request_id, "request timed out")
         raise RequestTimeout(f"no answer to request {request_id} within {timeout:g} s") from None
     except asyncio.CancelledError:
         await peer.cancel(request_id, "request cancelled by the caller")
         raise
     finally:
-        if timer is not None:
-            timer.cancel()
+        deadlines.forget(future)
+        if own:
+            deadlines.close()
 
 
 class _Expired(Exception):
