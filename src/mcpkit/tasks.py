@@ -288,10 +288,14 @@ class TaskRunner:
             stored = await self._load(record.task_id, judge=False)
             if stored is not None and stored.status in TERMINAL and stored.status != record.status:
                 # Ended elsewhere (cancelled, or failed when this process was judged dead): that
-                # is what every poller was told, so it stands, here too.
+                # is what every poller was told, so it stands, here too, and the work stops (unless
+                # this is the work itself, ending).
+                finishing = record.status in TERMINAL
                 self._refresh(record, stored)
-                if record.runner is not None and not record.runner.done():
-                    record.runner.cancel()
+                runner = record.runner
+                if runner is not None and not runner.done():
+                    if not (finishing and runner is asyncio.current_task()):
+                        runner.cancel()
             else:
                 await self._write(record)
             if record.requestor is not None and not record.indexed:

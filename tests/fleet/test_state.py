@@ -17,7 +17,7 @@ import pytest
 from mcpkit import Server
 from mcpkit._errors import InvalidParams
 from mcpkit.lowlevel import Listener
-from mcpkit.tasks import TaskRecord, TaskRunner
+from mcpkit.tasks import NODE_DIED, TaskRecord, TaskRunner
 from mcpkit.transports.fleet import MemoryState, SharedState, open_state
 
 Pair = Callable[[], Any]
@@ -157,6 +157,58 @@ def test_a_task_is_seen_answered_and_cancelled_from_another_process(pair: Pair) 
             await asyncio.gather(*here._chores, return_exceptions=True)
             with pytest.raises(InvalidParams):
                 await there.lookup({"taskId": "unknown"})
+
+    asyncio.run(main())
+
+
+def test_a_task_of_a_dead_node_fails_and_stays_failed(pair: Pair) -> None:
+    """Node "a" runs a task; once its heartbeat is gone, node "b" fails the task on reading it, and
+    what "a" writes afterwards (it was only cut off, say) does not bring the task back."""
+
+    async def main() -> None:
+        async with pair() as (a, b):
+            here, there = TaskRunner(), TaskRunner()
+            await here.share(a, node="a")
+            await there.share(b, node="b")
+            await a.put("node:a", b"1", 60)  # the heartbeat fleet.node.Node writes
+            release = asyncio.Event()
+
+            async def work(record: TaskRecord) -> dict[str, Any]:
+                await release.wait()
+                return {"content": []}
+
+            record = here.start(work, requestor="session:s1")
+            await here.saved(record)
+            assert (await there.lookup({"taskId": record.task_id})).status == "working"  # alive
+            await a.delete("node:a")
+            seen = await there.lookup({"taskId": record.task_id})
+            assert (seen.status, seen.status_message) == ("failed", NODE_DIED)
+            assert seen.error is not None and seen.error["message"] == NODE_DIED
+            release.set()  # "a" finishes after all, and writes "completed": the failure stands
+            assert record.runner is not None
+            await record.runner
+            again = await there.lookup({"taskId": record.task_id})
+            assert again.status == "failed" and record.status == "failed"
+            # A task that goes on working after it was failed elsewhere is stopped when it next
+            # writes its state.
+            asked = asyncio.Event()
+
+            async def asks(record: TaskRecord) -> dict[str, Any]:
+                await asked.wait()
+                await here.ask(record, "q", {"method": "elicitation/create", "params": {}})
+                return {"content": []}
+
+            second = here.start(asks, requestor="session:s1")
+            await here.saved(second)
+            assert (await there.lookup({"taskId": second.task_id})).status == "failed"
+            asked.set()
+            assert second.runner is not None
+            async with asyncio.timeout(5):
+                await second.runner  # stopped, not waiting for an answer for ever
+            assert second.status == "failed"
+            # Listed under their requestor, for any process to read.
+            assert await there.listed("session:s1") == [record.task_id, second.task_id]
+            assert [r.status for r in await there.find_many([record.task_id, "gone"])] == ["failed"]
 
     asyncio.run(main())
 
