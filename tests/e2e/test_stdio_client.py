@@ -107,6 +107,39 @@ def test_a_lone_message_is_written_before_send_returns(counter: WriteCounter) ->
     run(main())
 
 
+#: Answers each round of 16 requests with one write of their 16 answers.
+BURST = """
+import json, sys
+for _ in range(2):
+    ids = [json.loads(sys.stdin.readline())["id"] for _ in range(16)]
+    sys.stdout.write("".join(json.dumps({"jsonrpc": "2.0", "id": i, "result": {}}) + "\\n" for i in ids))
+    sys.stdout.flush()
+"""
+
+
+def test_the_requests_a_burst_of_answers_wakes_go_out_in_one_write(counter: WriteCounter) -> None:
+    async def ids(transport: StdioClientTransport) -> list[int]:
+        return sorted([json.loads(await transport.receive())["id"] for _ in range(16)])
+
+    async def main() -> None:
+        transport = await StdioClientTransport.spawn([sys.executable, "-c", BURST])
+        try:
+            counter.fd = stdin_fd(transport)
+            for n in range(16):
+                await transport.send(request(n, "ping"))
+            assert await ids(transport) == list(range(16))
+            before = counter.writes
+            for n in range(16, 32):  # what the callers those answers woke would send, in one turn
+                await transport.send(request(n, "ping"))
+            assert counter.writes == before  # none at once: the burst said more would follow
+            assert await ids(transport) == list(range(16, 32))
+            assert counter.writes == before + 1
+        finally:
+            await transport.aclose()
+
+    run(main())
+
+
 def test_a_sender_that_never_yields_is_held_by_the_pipe_and_freed_when_it_closes() -> None:
     async def main() -> None:
         # A server that never reads its stdin: the pipe fills, then the transport's buffer does.

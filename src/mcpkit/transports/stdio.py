@@ -253,12 +253,12 @@ _READ_BYTES: Final = 64 * 1024
 class _ServerOutput(asyncio.StreamReaderProtocol):
     """The read end of the server's stdout, telling its transport when anything arrives."""
 
-    def __init__(self, reader: asyncio.StreamReader, heard: Callable[[], None]) -> None:
+    def __init__(self, reader: asyncio.StreamReader, heard: Callable[[bytes], None]) -> None:
         super().__init__(reader)
         self._heard = heard
 
     def data_received(self, data: bytes) -> None:
-        self._heard()
+        self._heard(data)
         super().data_received(data)
 
 
@@ -267,9 +267,9 @@ class StdioClientTransport:
 
     The pipes are our own rather than asyncio's subprocess streams, which hand every chunk read to
     the protocol a loop turn later. What we send goes through an :class:`_Outbox`: the first message
-    after the server was last heard from is written at once (a lone call waits for nothing), and the
-    ones that follow it in the same turn (the callers an answer burst woke up) go out together at the
-    turn's end, in one write.
+    after the server sent one message is written at once (a lone call waits for nothing); after a
+    burst of answers, or once something went, what follows in the same turn (the callers the burst
+    woke up) goes out together at the turn's end, in one write.
     """
 
     def __init__(
@@ -284,7 +284,7 @@ class StdioClientTransport:
         self._out = out
         self._output = output
         self._closed = False
-        # Nothing sent since the server was last heard from: the next message goes out at once.
+        # Nothing sent since the server last sent a lone message: the next message goes out at once.
         self._quiet = True
         #: How many lines of the server's stdout were skipped as not JSON-RPC.
         self.skipped = 0
@@ -327,9 +327,11 @@ class StdioClientTransport:
         flow = _FlowControl()
         transport: StdioClientTransport | None = None
 
-        def heard() -> None:
+        def heard(data: bytes) -> None:
             if transport is not None:
-                transport._quiet = True
+                # One message in: one caller to answer, whose next request may go at once. Several
+                # (a burst of answers) wake several callers: their requests go out together.
+                transport._quiet = data.count(b"\n") <= 1
 
         try:
             output, _ = await loop.connect_read_pipe(
