@@ -293,9 +293,9 @@ class TaskRunner:
                 finishing = record.status in TERMINAL
                 self._refresh(record, stored)
                 runner = record.runner
-                if runner is not None and not runner.done():
-                    if not (finishing and runner is asyncio.current_task()):
-                        runner.cancel()
+                ending = finishing and runner is asyncio.current_task()
+                if runner is not None and not runner.done() and not ending:
+                    runner.cancel()
             else:
                 await self._write(record)
             if record.requestor is not None and not record.indexed:
