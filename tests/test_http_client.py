@@ -41,6 +41,7 @@ class Reply:
     hold: bool = False
     length: int | None = None  # a Content-Length other than the body's (an answer cut short)
     silent: bool = False  # send nothing at all (with ``hold``: the answer has not begun)
+    close: bool = False  # close the connection after the answer (no keep-alive)
 
 
 def answer(message: dict[str, Any], result: Any) -> Reply:
@@ -65,6 +66,9 @@ class ScriptedServer:
     #: Methods whose held answer ended with the client closing the connection.
     abandoned: asyncio.Queue[str | None] = field(default_factory=asyncio.Queue)
 
+    #: How many connections the client opened.
+    connections: int = 0
+
     async def __aenter__(self) -> str:
         self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
         port = self._server.sockets[0].getsockname()[1]
@@ -74,6 +78,7 @@ class ScriptedServer:
         self._server.close()
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
         try:
             while True:
                 head = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1").split("\r\n")
@@ -96,6 +101,8 @@ class ScriptedServer:
                     )
                     writer.write(head_bytes.encode() + reply.body)
                     await writer.drain()
+                if reply.close:
+                    return
                 if reply.hold:
                     await reader.read()  # b"" once the client has closed the connection
                     self.abandoned.put_nowait(method)
@@ -325,3 +332,29 @@ def test_requests_search_for_no_module() -> None:
             return searches.names
 
     assert asyncio.run(asyncio.wait_for(main(), 10)) == []
+
+
+def test_connections_are_kept_alive_and_one_the_server_closed_is_not_reused() -> None:
+    closing = False
+
+    async def script(message: dict[str, Any]) -> Reply:
+        if message.get("method") == "server/discover":
+            return answer(message, DISCOVERED)
+        reply = answer(message, {"content": [{"type": "text", "text": "ok"}]})
+        reply.close = closing
+        return reply
+
+    async def main() -> None:
+        nonlocal closing
+        server = ScriptedServer(script)
+        async with server as url, Client(url) as client:
+            for _ in range(5):
+                await client.call_tool("echo", {})
+            assert server.connections == 1  # one connection for the probe and every call
+            closing = True
+            for _ in range(3):  # each answer ends its connection: the next request opens another
+                result = await client.call_tool("echo", {})
+                assert isinstance(result.content[0], TextContent) and result.content[0].text == "ok"
+            assert server.connections == 3
+
+    asyncio.run(asyncio.wait_for(main(), 10))
