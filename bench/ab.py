@@ -23,8 +23,8 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-import loadgen  # noqa: E402
-from loadgen import HANDSHAKE, StdioServer  # noqa: E402
+import loadgen
+from loadgen import HANDSHAKE, StdioServer
 
 
 async def measure(
