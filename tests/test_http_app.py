@@ -418,3 +418,20 @@ def test_bodies_must_be_json_and_arrive_in_time() -> None:
         assert sent[0]["status"] == 408
 
     asyncio.run(main())
+
+
+def test_request_headers_decode_lowercase_strip_and_stay_bounded() -> None:
+    """Header fields by lowercase name, values without surrounding whitespace, the last of a
+    repeated one; the same answer from the cache of decoded fields, which stays bounded in entries
+    (and holds no long field); fields given as lists (another server's way) decode the same."""
+    from mcpkit.transports.http import _asgi
+
+    raw = [(b"Host", b"127.0.0.1:8000"), (b"X-A", b" one\t"), (b"x-a", b"two"), (b"long", b"v" * 1000)]
+    expected = {"host": "127.0.0.1:8000", "x-a": "two", "long": "v" * 1000}
+    assert _asgi.request_headers(raw) == expected
+    assert _asgi.request_headers([(bytes(k), bytes(v)) for k, v in raw]) == expected  # from the cache
+    assert _asgi.request_headers([[k, v] for k, v in raw]) == expected  # type: ignore[misc]
+    assert (b"long", b"v" * 1000) not in _asgi._HEADER_CACHE
+    for i in range(3 * _asgi._HEADER_CACHE_ENTRIES):
+        assert _asgi.request_headers([(b"x-id", b"%d" % i)]) == {"x-id": str(i)}
+        assert len(_asgi._HEADER_CACHE) <= _asgi._HEADER_CACHE_ENTRIES

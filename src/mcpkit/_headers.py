@@ -57,7 +57,8 @@ def decode_header_value(value: str) -> str:
             return base64.b64decode(value[9:-2], validate=True).decode("utf-8")
         except (binascii.Error, UnicodeDecodeError):
             raise ValueError(f"malformed base64 header value {value!r}") from None
-    if not set(value) <= _SAFE:
+    # Printable ASCII is the usual case: two C calls instead of a set of the value's characters.
+    if not (value.isascii() and value.isprintable()) and not set(value) <= _SAFE:
         raise ValueError(f"header value {value!r} has characters a header cannot carry")
     return value
 

@@ -33,6 +33,7 @@ __all__ = [
     "is_json",
     "plain",
     "read_body",
+    "request_headers",
     "send_body",
     "send_json",
     "wait_disconnect",
@@ -128,10 +129,39 @@ async def read_body(receive: Receive, limit: int, timeout: float) -> bytes:
         raise BodyRefused(408, f"Request body not received within {timeout:g} s") from None
 
 
+#: Decoded header fields by their raw pair: a client sends the same Host, Content-Type, Accept and
+#: MCP-Protocol-Version on every request. Bounded in entries and in the size of each.
+_HEADER_CACHE: dict[tuple[bytes, bytes], tuple[str, str]] = {}
+_HEADER_CACHE_ENTRIES: Final = 256
+_HEADER_CACHE_FIELD_BYTES: Final = 256
+
+
+def _decode_field(field: tuple[bytes, bytes]) -> tuple[str, str]:
+    name, value = field
+    # Field values exclude surrounding whitespace (RFC 9110 §5.5).
+    decoded = name.decode("latin-1").lower(), value.decode("latin-1").strip(" \t")
+    if len(name) + len(value) <= _HEADER_CACHE_FIELD_BYTES:
+        if len(_HEADER_CACHE) >= _HEADER_CACHE_ENTRIES:
+            _HEADER_CACHE.clear()  # whatever is sent now gets cached anew
+        _HEADER_CACHE[field] = decoded
+    return decoded
+
+
+def request_headers(raw: Iterable[tuple[bytes, bytes]]) -> dict[str, str]:
+    """An ASGI scope's headers by lowercase name (the last of repeated ones), values stripped."""
+    cache = _HEADER_CACHE
+    try:
+        return dict([cache.get(field) or _decode_field(field) for field in raw])
+    except TypeError:  # a server giving each field as a list (unhashable): decoded one by one
+        return {k.decode("latin-1").lower(): v.decode("latin-1").strip(" \t") for k, v in raw}
+
+
 def is_json(content_type: str | None) -> bool:
     """Whether a Content-Type says JSON (``application/json``, parameters allowed)."""
     if content_type is None:
         return False
+    if content_type == "application/json":  # what nearly every client sends
+        return True
     return content_type.split(";", 1)[0].strip().lower() == "application/json"
 
 

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Final
 from urllib.parse import urlsplit
 
@@ -49,7 +49,18 @@ from ...session import error_response
 from ..event_store import EventStore, MemoryEventStore
 from ..fleet.node import HEALTH_PATHS, Node
 from ..fleet.state import SharedState
-from ._asgi import BodyRefused, Receive, Scope, Send, error, is_json, plain, read_body, send_json
+from ._asgi import (
+    BodyRefused,
+    Receive,
+    Scope,
+    Send,
+    error,
+    is_json,
+    plain,
+    read_body,
+    request_headers,
+    send_json,
+)
 from .auth import AuthGate, ProtectedResourceMetadata, owner_of
 from .cors import CorsPolicy
 from .legacy_sse import open_sse, post_message
@@ -180,8 +191,7 @@ class StreamableHTTPApp:
             else:
                 await self(scope, receive, send)
             return
-        # Field values exclude surrounding whitespace (RFC 9110 §5.5).
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1").strip(" \t") for k, v in scope["headers"]}
+        headers = request_headers(scope["headers"])
         if len(headers) != len(scope["headers"]) and await _refuse_repeated(scope["headers"], send):
             return
         path = _path_of(scope)
@@ -218,7 +228,7 @@ class StreamableHTTPApp:
                             [(b"retry-after", str(math.ceil(wait)).encode())])  # fmt: skip
                 return
         if self.auth is None or scope["method"] == "OPTIONS":  # OPTIONS is never an MCP request (405)
-            await self._serve(scope, headers, None, receive, send)
+            await self._serve(scope, path, legacy, headers, None, receive, send)
             return
         admitted = await self.auth.admit(scope, headers, send)
         if admitted is None:
@@ -226,16 +236,22 @@ class StreamableHTTPApp:
         info, send = admitted
         reset = current_auth.set(info)  # what the handler's task inherits: ctx.auth
         try:
-            await self._serve(scope, headers, info, receive, send)
+            await self._serve(scope, path, legacy, headers, info, receive, send)
         finally:
             current_auth.reset(reset)
 
     async def _serve(
-        self, scope: Scope, headers: dict[str, str], auth: AuthInfo | None, receive: Receive, send: Send
+        self,
+        scope: Scope,
+        path: str,
+        legacy: bool,
+        headers: dict[str, str],
+        auth: AuthInfo | None,
+        receive: Receive,
+        send: Send,
     ) -> None:
-        """An admitted request (its caller *auth* when the endpoint is protected), by era and method."""
-        path = _path_of(scope)
-        legacy = path in (self.sse_path, self.messages_path)
+        """An admitted request at *path* (inside the app; *legacy*: one of HTTP+SSE's two paths), its
+        caller *auth* when the endpoint is protected, by era and method."""
         owner = owner_of(auth)
         self.table.expire_idle()
         method = scope["method"]
@@ -440,7 +456,7 @@ class StreamableHTTPApp:
         events: list[jsonrpc.Event | RemoteProtocolError] = (
             message if isinstance(message, list) else [message]
         )
-        ids = _answerable_ids(events)
+        ids = [message.id] if isinstance(message, jsonrpc.Request) else _answerable_ids(events)
         if not ids:
             # Notifications and answers to our requests: "the server MUST return ... 202 Accepted".
             # A batch member that was not even JSON-RPC, with no id, is answered here: it has no
@@ -460,7 +476,7 @@ class StreamableHTTPApp:
             else:
                 await plain(send, 202, b"")
             return
-        if any(request_id in session.streams for request_id in ids):
+        if ids[0] in session.streams if len(ids) == 1 else any(i in session.streams for i in ids):
             # "The request ID MUST NOT match the ID of any other request ... not yet received a response"
             await error(send, 400, None, INVALID_REQUEST, "Bad Request: a request id is already in use")
             return
@@ -471,18 +487,17 @@ class StreamableHTTPApp:
         await peer.deliver(message)
         if self.fleet is not None and isinstance(message, jsonrpc.Request) and message.method in REPLAYED:
             await self.fleet.replay_elsewhere(session, message)
-        resumable: Callable[[], ResumableStream] | None = None
-        if session.has("resumable_streams"):
-            retry_ms = self.retry_ms if session.has("sse_polling") else None
 
-            def resumable() -> ResumableStream:
-                # Only an answer that becomes an event stream gets one: a JSON answer has no events.
-                stream_id = session.new_stream_id()
-                if self.fleet is not None and isinstance(message, jsonrpc.Request):
-                    self.fleet.running(stream_id, jsonrpc.encode(message))  # for a takeover
-                return new_resumable(
-                    session.resumable, stream_id, self.event_store, retry_ms, self.table.chore
-                )
+        def resumable() -> ResumableStream | None:
+            # Asked only of an answer that becomes an event stream (a JSON answer has no events):
+            # from 2025-03-26 its events are kept for a reconnection.
+            if not session.has("resumable_streams"):
+                return None
+            retry_ms = self.retry_ms if session.has("sse_polling") else None
+            stream_id = session.new_stream_id()
+            if self.fleet is not None and isinstance(message, jsonrpc.Request):
+                self.fleet.running(stream_id, jsonrpc.encode(message))  # for a takeover
+            return new_resumable(session.resumable, stream_id, self.event_store, retry_ms, self.table.chore)
 
         accepts_sse = "text/event-stream" in headers.get("accept", "")
         await respond(session, stream, ids, receive, send, accepts_sse, resumable)

@@ -419,13 +419,14 @@ async def respond(
     receive: Receive,
     send: Send,
     accepts_sse: bool,
-    resumable: Callable[[], ResumableStream] | None,
+    resumable: Callable[[], ResumableStream | None] | None,
     headers: list[tuple[bytes, bytes]] | None = None,
 ) -> None:
     """Answer one POST carrying the requests *ids*: JSON when the answer is all there is, else an
-    event stream of what the handlers send and then the answer. With *resumable* (2025-03-26 and
-    later) the events are kept for a reconnection and the work goes on when the stream drops;
-    without it, dropping the stream cancels the requests it carried."""
+    event stream of what the handlers send and then the answer. With a *resumable* stream
+    (2025-03-26 and later; asked for only once the answer becomes an event stream) the events are
+    kept for a reconnection and the work goes on when the stream drops; without one, dropping the
+    stream cancels the requests it carried."""
     try:
         # The usual case first, with no extra task: wait for the answer or for something before it.
         while not stream.answered and not (accepts_sse and stream.pending):

@@ -81,7 +81,9 @@ async def answer_stateless(
             _check_version_header(headers, sent)
         conn = ServerConnection()
         scope = conn.admit(request)
-        _check_headers(request, headers, scope.version, endpoint)
+        if scope.version != sent:  # (the same version was checked above)
+            _check_version_header(headers, scope.version)
+        _check_headers(request, headers, endpoint)
     except RPCError as exc:
         await error(send, STATUS_OF_CODE.get(exc.code, 400), request.id, exc.code, exc.message, data=exc.data)
         return
@@ -288,11 +290,9 @@ class _StatelessResponse:
             await end_body(self.send)
 
 
-def _check_headers(
-    request: jsonrpc.Request, headers: dict[str, str], version: str, endpoint: Endpoint
-) -> None:
-    """The standard headers must be there and agree with the body (-32020 otherwise)."""
-    _check_version_header(headers, version)
+def _check_headers(request: jsonrpc.Request, headers: dict[str, str], endpoint: Endpoint) -> None:
+    """The headers naming the method and its target must be there and agree with the body (-32020
+    otherwise); ``MCP-Protocol-Version`` is checked by the caller."""
     method = headers.get("mcp-method")
     if method != request.method:
         raise HeaderMismatch(f"Header mismatch: Mcp-Method {method!r} does not match body {request.method!r}")
