@@ -86,7 +86,7 @@ class Deadlines:
     ) -> None:
         """Fail *future* with :class:`_Expired` after *timeout* s of silence, or at *hard_stop*."""
         self._watched[future] = (progress, timeout, hard_stop)
-        loop = asyncio.get_running_loop()
+        loop = future.get_loop()  # not asyncio.get_running_loop(): a getpid(2) per call
         deadline = min(progress.last_seen(loop) + timeout, hard_stop)
         if deadline < self._at:
             self._arm(loop, deadline)
@@ -150,7 +150,7 @@ async def await_answer(
     own = deadlines is None
     if deadlines is None:
         deadlines = Deadlines()
-    hard_stop = asyncio.get_running_loop().time() + max_timeout if max_timeout else math.inf
+    hard_stop = future.get_loop().time() + max_timeout if max_timeout else math.inf
     deadlines.watch(future, progress, timeout, hard_stop)
     try:
         return await future

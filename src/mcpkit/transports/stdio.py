@@ -132,13 +132,15 @@ class _Outbox:
     holds it back until the peer has read.
     """
 
-    __slots__ = ("_pending", "_pending_bytes", "_writer", "flow")
+    __slots__ = ("_loop", "_pending", "_pending_bytes", "_writer", "flow")
 
     def __init__(self, writer: asyncio.WriteTransport, flow: _FlowControl) -> None:
         self._writer = writer
         self.flow = flow
         self._pending: list[bytes] = []
         self._pending_bytes = 0
+        # Once known: asyncio.get_running_loop() costs a getpid(2) each time.
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     async def send(self, message: bytes, *, now: bool = False) -> None:
         """Queue *message* for the end of this turn (or, *now*, write it and what waits at once).
@@ -155,7 +157,9 @@ class _Outbox:
             self._writer.write(message + b"\n")
             return
         if not self._pending:
-            asyncio.get_running_loop().call_soon(self.flush)
+            if self._loop is None:
+                self._loop = asyncio.get_running_loop()
+            self._loop.call_soon(self.flush)
         self._pending.append(message)
         self._pending_bytes += len(message)
         if now or self._pending_bytes >= _COALESCE_BYTES:
