@@ -160,7 +160,6 @@ def test_a_full_pool_makes_a_caller_wait_then_says_busy(tmp_path: Path) -> None:
     async def main() -> None:
         async with gateway, Caller(gateway) as a, Caller(gateway) as b:
             pool = gateway.host.upstreams["box"].pool
-            pool.wait_seconds = 0.5  # (the server's timeout, else 120 s)
             started = asyncio.Event()
 
             async def progress(done: float, total: float | None, message: str | None) -> None:
@@ -168,12 +167,16 @@ def test_a_full_pool_makes_a_caller_wait_then_says_busy(tmp_path: Path) -> None:
 
             holding = asyncio.ensure_future(a.call_tool("box__wait", {"seconds": 3}, on_progress=progress))
             await asyncio.wait_for(started.wait(), 20)
+            # Only now (a holds the one session): a slow start of b's session under load must not
+            # make a's own call give up after 0.5 s.
+            pool.wait_seconds = 0.5  # (the server's timeout, else 120 s)
             busy = await b.call_tool("box__pid")
             assert busy.is_error and "its 1 caller sessions stayed in use for 0.5 s" in _text(busy), _text(
                 busy
             )
             assert not holding.done()
             assert _text(await holding) == "waited 3.0"
+            pool.wait_seconds = 30  # room is made by closing a's session and starting b's: slow under load
             assert _text(await b.call_tool("box__pid")).isdigit()  # a's idle session made room
             assert len(pool) == 1  # b's own; a's was closed to make room
 
