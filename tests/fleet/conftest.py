@@ -134,7 +134,7 @@ def start_node(port: int, redis: str, *extra: str, server: Path = SERVER) -> sub
     return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
-def wait_ready(port: int, proc: subprocess.Popen[bytes], seconds: float = 20) -> None:
+def wait_ready(port: int, proc: subprocess.Popen[bytes], seconds: float = 60) -> None:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         if proc.poll() is not None:
