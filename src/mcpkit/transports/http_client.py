@@ -66,7 +66,7 @@ class HTTPClientTransport:
         self.url = url
         # *auth* (an OAuth flow, say) is httpx's business: every request goes through it. Plain
         # HTTP without it (a local server) goes over asyncio's own streams (see _AsyncioNetwork).
-        plain = auth is None and url.startswith("http://")
+        plain = auth is None and url.startswith("http://") and _POOL_IS_HTTPX_ONLY_STATE
         self._http = httpx.AsyncClient(
             headers=headers,
             timeout=httpx.Timeout(timeout, connect=10.0),
@@ -427,6 +427,12 @@ class _AsyncioNetwork(httpcore.AsyncNetworkBackend):
 
     async def sleep(self, seconds: float) -> None:
         await asyncio.sleep(seconds)
+
+
+#: _AsyncioTransport builds httpx's connection pool itself, which it can only while the pool is all
+#: the state httpx's transport keeps (so in the releases it was written against); any other httpx
+#: gets httpx's own transport, slower but sure.
+_POOL_IS_HTTPX_ONLY_STATE: bool = httpx.__version__.startswith(("0.27.", "0.28."))
 
 
 class _AsyncioTransport(httpx.AsyncHTTPTransport):
