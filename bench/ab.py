@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import shlex
-import statistics
 import sys
 from pathlib import Path
 
@@ -55,9 +54,7 @@ async def main() -> None:
             results[name].append(await measure(shlex.split(command), seconds, in_flight, tool))
     first = None
     for name, rows in results.items():
-        rate = statistics.median(row[0] for row in rows)
-        cpu = statistics.median(row[1] for row in rows)
-        p50 = statistics.median(row[2] for row in rows)
+        rate, cpu, p50 = loadgen.medians(rows)
         first = first or rate
         print(f"{name:12s} {rate:9.0f}/s ({rate / first:.2f}x)  cpu {cpu:6.1f} µs/call  "
               f"sequential p50 {p50:.0f} µs  rounds {[round(row[0]) for row in rows]}")  # fmt: skip

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import asyncio
 import shlex
-import statistics
 import sys
 from pathlib import Path
 
@@ -45,12 +44,7 @@ async def measure(command: str, seconds: float, clients: int) -> dict[str, Row]:
     try:
         await loadgen.wait_for_port(HOST, port, process)
         for era in (HANDSHAKE, MODERN):
-            client = loadgen.HttpClient(HOST, port, era)
-            try:
-                await client.open()
-                await client.check()
-            finally:
-                client.close()
+            await loadgen.check_http(HOST, port, era)
             await loadgen.http_load(HOST, port, era, clients, 0.3)  # warm-up
             cpu0 = loadgen.cpu_seconds(process.pid)
             calls, elapsed, latencies = await loadgen.http_load(HOST, port, era, clients, seconds)
@@ -74,9 +68,7 @@ async def main() -> None:
         first = None
         for name, rounds_of in results.items():
             rows = [r[era] for r in rounds_of]
-            rate = statistics.median(row[0] for row in rows)
-            cpu = statistics.median(row[1] for row in rows)
-            p50 = statistics.median(row[2] for row in rows)
+            rate, cpu, p50 = loadgen.medians(rows)
             first = first or rate
             print(f"{name:12s} {rate:8.0f}/s ({rate / first:.2f}x)  cpu {cpu:6.1f} µs/call  "
                   f"p50 {p50:5.0f} µs  rounds {[round(row[0]) for row in rows]}")  # fmt: skip

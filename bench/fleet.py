@@ -185,12 +185,7 @@ async def measure(
     """Both eras through *port*: calls/s, p50/p99 µs, and the nodes' CPU (all of them) per call."""
     row: dict[str, float] = {}
     for era in (MODERN, HANDSHAKE):
-        client = loadgen.HttpClient(HOST, port, era)
-        try:
-            await client.open()
-            await client.check()
-        finally:
-            client.close()
+        await loadgen.check_http(HOST, port, era)
         await loadgen.http_load(HOST, port, era, clients, warmup)
         cpu0 = sum(loadgen.cpu_seconds(pid) for pid in pids)
         calls, elapsed, latencies = await loadgen.http_load(HOST, port, era, clients, seconds)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import statistics
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -401,6 +402,25 @@ class HttpClient:
 
     def close(self) -> None:
         self.conn.close()
+
+
+async def check_http(host: str, port: int, era: str) -> None:
+    """Before any timing: the server at *port* answers every benchmark request correctly in *era*."""
+    client = HttpClient(host, port, era)
+    try:
+        await client.open()
+        await client.check()
+    finally:
+        client.close()
+
+
+def medians(rows: Sequence[tuple[float, float, float]]) -> tuple[float, float, float]:
+    """The median of each column of *rows* (one row a round: calls/s, CPU µs/call, p50 µs)."""
+    return (
+        statistics.median(row[0] for row in rows),
+        statistics.median(row[1] for row in rows),
+        statistics.median(row[2] for row in rows),
+    )
 
 
 async def http_load(

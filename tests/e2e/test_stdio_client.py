@@ -16,20 +16,9 @@ import pytest
 from mcpkit import Client, ConnectionClosed, RequestTimeout, TextContent
 from mcpkit.transports.stdio import StdioClientTransport
 
+from .test_faults import SERVE, run, text
+
 pytestmark = pytest.mark.e2e
-
-FAULTY = Path(__file__).parent / "fault_servers" / "faulty.py"
-SERVE = [sys.executable, "-m", "mcpkit", "run", str(FAULTY)]
-
-
-def run(coro: Any, seconds: float = 30) -> Any:
-    return asyncio.run(asyncio.wait_for(coro, seconds))
-
-
-def text(result: Any) -> str:
-    block = result.content[0]
-    assert isinstance(block, TextContent)
-    return block.text
 
 
 def request(request_id: int, method: str, params: dict[str, Any] | None = None) -> bytes:
