@@ -20,6 +20,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from mcpkit.transports.fleet.workers import local_redis
+
 from ..conftest import free_port
 
 SERVER = Path(__file__).with_name("fleet_server.py")
@@ -42,39 +44,12 @@ def wait_port(port: int, seconds: float, proc: subprocess.Popen[bytes] | None = 
 
 @pytest.fixture(scope="session")
 def redis_url() -> Iterator[str]:
-    """A redis-server of its own for this test session: ``redis://127.0.0.1:PORT/0``."""
-    binary = shutil.which("redis-server")
-    if binary is None:
+    """A redis-server of its own for this test session: ``redis://127.0.0.1:PORT/0`` (the one
+    ``mcpkit run --redis auto`` starts)."""
+    if shutil.which("redis-server") is None:
         pytest.skip("redis-server is not installed (apt-get install redis-server; .ci/run does)")
-    port = free_port()
-    with tempfile.TemporaryDirectory(prefix="mcpkit-redis-") as folder:
-        proc = subprocess.Popen(
-            [
-                binary,
-                "--port",
-                str(port),
-                "--bind",
-                "127.0.0.1",
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-                "--dir",
-                folder,
-                "--daemonize",
-                "no",
-                "--loglevel",
-                "warning",
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        try:
-            wait_port(port, 10, proc)
-            yield f"redis://127.0.0.1:{port}/0"
-        finally:
-            proc.terminate()
-            proc.wait(timeout=10)
+    with local_redis() as url:
+        yield url
 
 
 NGINX_CONF = """
