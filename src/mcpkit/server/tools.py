@@ -344,8 +344,7 @@ class ToolsAPI(ServerBase):
                 with contextlib.suppress(ConnectionClosed, OSError):
                     await ctx.peer.notify("notifications/tasks/status", record.wire_v1())
 
-        session = ctx.connection.session_id if ctx.connection is not None else None
-        record = self.tasks.start(work, ttl, on_change, requestor(ctx.auth, session))
+        record = self.tasks.start(work, ttl, on_change, _requestor_of(ctx))
         await self.tasks.saved(record)  # in a fleet, any process can find it before the answer goes out
         return record
 
@@ -371,8 +370,7 @@ class ToolsAPI(ServerBase):
         raise RPCError(-32603, f"task {record.task_id} was {record.status}", {"taskId": record.task_id})
 
     async def _task_list(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
-        session = ctx.connection.session_id if ctx.connection is not None else None
-        ids = await self.tasks.listed(requestor(ctx.auth, session))  # in a fleet: every node's
+        ids = await self.tasks.listed(_requestor_of(ctx))  # in a fleet: every node's
         shown, cursor = paginate(ids, params.get("cursor"), self.page_size)
         return page("tasks", [record.wire_v1() for record in await self.tasks.find_many(shown)], cursor)
 
@@ -437,6 +435,11 @@ class ToolsAPI(ServerBase):
 
 def _without_output(signature: ToolSignature) -> ToolSignature:
     return dataclasses.replace(signature, output_schema=None, wrapped_output=False)
+
+
+def _requestor_of(ctx: Context) -> str | None:
+    """Whose tasks the caller's are (see :func:`mcpkit.tasks.requestor`)."""
+    return requestor(ctx.auth, ctx.connection.session_id if ctx.connection is not None else None)
 
 
 def _error_result(message: str) -> dict[str, Any]:
