@@ -476,7 +476,7 @@ class StreamableHTTPApp:
             else:
                 await plain(send, 202, b"")
             return
-        if ids[0] in session.streams if len(ids) == 1 else any(i in session.streams for i in ids):
+        if any(request_id in session.streams for request_id in ids):
             # "The request ID MUST NOT match the ID of any other request ... not yet received a response"
             await error(send, 400, None, INVALID_REQUEST, "Bad Request: a request id is already in use")
             return
