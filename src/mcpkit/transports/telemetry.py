@@ -111,12 +111,12 @@ class Telemetry:
             try:
                 yield span
             except BaseException as exc:
-                error = type(exc).__name__
                 code = getattr(exc, "code", None)
-                span.set_attribute("error.type", str(code) if isinstance(code, int) else error)
+                error = str(code) if isinstance(code, int) else type(exc).__name__
+                span.set_attribute("error.type", error)
                 if isinstance(code, int):
-                    span.set_attribute("rpc.response.status_code", str(code))
-                measured["error.type"] = str(code) if isinstance(code, int) else error
+                    span.set_attribute("rpc.response.status_code", error)
+                measured["error.type"] = error
                 raise
             finally:
                 self._duration.record(time.perf_counter() - started, measured)
