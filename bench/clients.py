@@ -1,11 +1,17 @@
-"""Client side of the comparison: the mcpkit ``Client`` against the official SDK's ``Client``.
+"""Client side of the comparison: the mcpkit ``Client`` against the official SDK's ``Client``, and
+a hand-written client as the floor.
 
-    python clients.py mcpkit|official SECONDS CONCURRENCY [VERSION] -- SERVER COMMAND... | URL
+    python clients.py mcpkit|official|raw[@uvloop] SECONDS CONCURRENCY [VERSION] -- SERVER COMMAND... | URL
 
-Both talk to the same stdio server in the handshake era (2025-11-25), calling ``echo``: first one call
-at a time, then *CONCURRENCY* calls in flight. Prints one JSON object with calls/s and the CPU the
-client process spent per call (the server's CPU is not counted), or ``{"error": ...}``. With a URL
-(the mcpkit client only) it speaks Streamable HTTP, at *VERSION* (default 2025-11-25).
+Each talks to the same stdio server in the handshake era (2025-11-25), calling ``echo``: first one
+call at a time, then *CONCURRENCY* calls in flight. Prints one JSON object with calls/s and the CPU
+the client process spent per call (the server's CPU is not counted), or ``{"error": ...}``. With a
+URL (the mcpkit client only) it speaks Streamable HTTP, at *VERSION* (default 2025-11-25).
+
+``raw`` is what any client must do at the least, on the same event loop: one reader task matching
+answers to waiting futures by id, requests written at once, JSON by orjson, no validation. Its CPU
+per call is the floor the machine sets: one call at a time, most of it is the system waking a
+process that slept waiting for its answer, which no client library can avoid.
 """
 
 from __future__ import annotations
@@ -73,21 +79,79 @@ async def with_official(command: list[str], seconds: float, concurrency: int) ->
         return {"connect_ms": connect * 1e3, **await measure(call, seconds, concurrency)}
 
 
+async def with_raw(command: list[str], seconds: float, concurrency: int) -> dict[str, Any]:
+    import orjson
+
+    t0 = time.perf_counter()
+    process = await asyncio.create_subprocess_exec(
+        *command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, limit=1 << 24
+    )
+    assert process.stdin is not None and process.stdout is not None
+    write, readline = process.stdin.write, process.stdout.readline
+    waiting: dict[int, asyncio.Future[Any]] = {}
+    loop = asyncio.get_running_loop()
+
+    async def read() -> None:
+        while line := await readline():
+            answer = orjson.loads(line)
+            future = waiting.pop(answer.get("id"), None)
+            if future is not None and not future.done():
+                future.set_result(answer)
+
+    reader = asyncio.create_task(read())
+    next_id = 0
+
+    async def request(method: str, params: dict[str, Any]) -> Any:
+        nonlocal next_id
+        next_id += 1
+        future = waiting[next_id] = loop.create_future()
+        write(orjson.dumps({"jsonrpc": "2.0", "id": next_id, "method": method, "params": params}) + b"\n")
+        answer = await future
+        if "error" in answer:
+            raise AssertionError(f"error answer: {answer['error']}")
+        return answer["result"]
+
+    try:
+        await request("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                                     "clientInfo": {"name": "raw", "version": "1"}})  # fmt: skip
+        write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+        connect = time.perf_counter() - t0
+
+        async def call() -> str:
+            result = await request("tools/call", {"name": "echo", "arguments": {"text": TEXT}})
+            return result["content"][0]["text"]  # type: ignore[no-any-return]
+
+        return {"connect_ms": connect * 1e3, **await measure(call, seconds, concurrency)}
+    finally:
+        reader.cancel()
+        process.stdin.close()
+        process.terminate()
+        await process.wait()
+
+
 def main() -> None:
     which, seconds, concurrency = sys.argv[1], float(sys.argv[2]), int(sys.argv[3])
+    # NAME@uvloop runs the client on uvloop (as mcpkit's own gateway runs), else on asyncio.run's loop.
+    which, _, loop = which.partition("@")
+    run: Callable[[Any], Any] = asyncio.run
+    if loop == "uvloop":
+        import uvloop
+
+        run = uvloop.run
     split = sys.argv.index("--")
     command = sys.argv[split + 1 :]
     try:
         if which == "mcpkit":
             version = sys.argv[4] if split > 4 else "2025-11-25"
-            result = asyncio.run(with_mcpkit(command, seconds, concurrency, version))
+            result = run(with_mcpkit(command, seconds, concurrency, version))
+        elif which == "raw":
+            result = run(with_raw(command, seconds, concurrency))
         else:
-            result = asyncio.run(with_official(command, seconds, concurrency))
+            result = run(with_official(command, seconds, concurrency))
     except Exception as exc:  # report, do not crash the whole benchmark
         print(json.dumps({"error": f"{type(exc).__name__}: {exc}"}))
         sys.exit(1)
     print(json.dumps(result))
-
 
 if __name__ == "__main__":
     main()

@@ -267,15 +267,18 @@ async def bench_http(peer: Peer, s: Settings) -> None:
 
 
 async def bench_clients(s: Settings) -> dict[str, Any]:
-    """The mcpkit client and the official client, each against the hand-written server; then the
-    mcpkit client against the mcpkit server over Streamable HTTP, in both eras."""
+    """The hand-written client, the mcpkit client and the official client, each against the
+    hand-written server (on asyncio's loop and on uvloop, unpinned and on one core); then the mcpkit
+    client against the mcpkit server over Streamable HTTP, in both eras."""
     server = [sys.executable, str(SERVERS / "raw_server.py")]
     out: dict[str, Any] = {}
 
-    async def run_client(which: str, *args: str) -> dict[str, Any]:
+    async def run_client(which: str, *args: str, core: int | None = None) -> dict[str, Any]:
+        # core: the client and the server it spawns both pinned to that one core (children inherit it)
         process = await asyncio.create_subprocess_exec(
             sys.executable, str(BENCH / "clients.py"), which, str(s.client_seconds), "16", *args,
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
+            preexec_fn=None if core is None else lambda: os.sched_setaffinity(0, {core}),
         )  # fmt: skip
         stdout, _ = await process.communicate()
         try:
@@ -283,8 +286,17 @@ async def bench_clients(s: Settings) -> dict[str, Any]:
         except (ValueError, IndexError):
             return {"error": f"no result (exit code {process.returncode})"}
 
-    for which in ("mcpkit", "official"):
+    # One call at a time, a client's CPU is mostly the system waking it for each answer, and that
+    # depends on placement as the servers' sequential latency does: each client runs unpinned (the
+    # scheduler's choice, usually two cores) and then with its server on one core. The hand-written
+    # client ("raw") is the floor on each loop.
+    core = min(os.sched_getaffinity(0))
+    for which in ("raw", "mcpkit", "official", "raw@uvloop", "mcpkit@uvloop"):
         out[which] = await run_client(which, "--", *server)
+        one_core = await run_client(which, "--", *server, core=core)
+        if "error" not in out[which] and "error" not in one_core:
+            out[which]["one_core_sequential_calls_per_s"] = one_core.get("sequential_calls_per_s")
+            out[which]["one_core_sequential_cpu_us_per_call"] = one_core.get("sequential_cpu_us_per_call")
     mcpkit = next(p for p in peers() if p.key == "mcpkit")
     async with http_server(mcpkit, "client-http") as (port, _):
         url = f"http://{HOST}:{port}/mcp"
