@@ -153,5 +153,6 @@ def main() -> None:
         sys.exit(1)
     print(json.dumps(result))
 
+
 if __name__ == "__main__":
     main()
