@@ -20,14 +20,16 @@ from __future__ import annotations
 import base64
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
 
 from ._errors import InvalidParams, ResourceNotFound
 from ._signature import ArgumentError, ToolSignature, inspect_function
-from ._uritemplate import UriTemplate
 from .types import Annotations, Icon, Resource, ResourceContents, ResourceTemplate
+
+if TYPE_CHECKING:
+    from ._uritemplate import UriTemplate
 
 __all__ = ["ResourceRegistry"]
 
@@ -80,6 +82,10 @@ class ResourceRegistry:
         skip_types: tuple[type, ...],
         allow_traversal: bool = False,
     ) -> Resource | ResourceTemplate:
+        # Imported on the first resource: a server without any (most stdio servers are tools only)
+        # starts without the template compiler and urllib.parse (with ipaddress) that it imports.
+        from ._uritemplate import UriTemplate
+
         template = UriTemplate(uri)
         signature = inspect_function(fn, skip_types=skip_types, strict=False)
         params = set(signature.input_schema.get("properties", {}))

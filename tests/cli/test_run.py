@@ -131,3 +131,23 @@ def test_the_installed_script_finds_a_module_in_the_current_folder(tmp_path: Pat
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["serverInfo"]["name"] == "modsrv"
+
+
+def test_a_server_file_is_named_as_pathlib_would_name_it() -> None:
+    """``mcpkit run`` spells the file's path and module name without pathlib (a stdio server's
+    start-up pays for every import), and must spell them exactly as pathlib does: they are the
+    module's ``__file__`` and ``__name__`` and what its tracebacks show."""
+    import itertools
+    from pathlib import PurePosixPath
+
+    from mcpkit.cli._load import _normalized, _stem
+
+    segments = ["", ".", "..", "a", "b.py", ".py", "x.", "a.b.py", "..py"]
+    for count in range(1, 4):
+        for combination in itertools.product(segments, repeat=count):
+            for location in ("/".join(combination), "/" + "/".join(combination)):
+                if location and sys.platform != "win32":
+                    expected = PurePosixPath(location)
+                    assert _normalized(location) == str(expected), location
+                    assert _stem(_normalized(location)) == expected.stem, location
+    assert _normalized("//a/./b.py") == "//a/b.py" and _normalized("///a//b.py") == "/a/b.py"
