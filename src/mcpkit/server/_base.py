@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from .._connection import Scope
 from .._prompts import PromptRegistry
-from .._ratelimit import Rate
 from .._resources import ResourceRegistry
 from .._signature import ToolSignature
 from ..context import Context
@@ -21,6 +20,7 @@ from ..tasks import TASKS_EXTENSION, TaskRunner
 from ._threads import run_sync
 
 if TYPE_CHECKING:
+    from .._ratelimit import Rate
     from ..skills import SkillLibrary
 
 
@@ -41,7 +41,11 @@ class RateLimit:
     __slots__ = ("_buckets", "_shared", "rate", "spec")
 
     def __init__(self, spec: str) -> None:
-        self.rate = Rate(spec)
+        # Imported with the first rate-limited tool: its pattern is compiled at import, and most
+        # servers (each spawned at a host's start) limit nothing.
+        from .._ratelimit import Rate
+
+        self.rate: Rate = Rate(spec)
         self.spec = self.rate.spec
         self._buckets: weakref.WeakKeyDictionary[object, list[float]] = weakref.WeakKeyDictionary()
         self._shared: list[float] | None = None
