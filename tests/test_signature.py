@@ -309,6 +309,24 @@ def test_docstring_description_keeps_constraints() -> None:
     assert sig.description is None
 
 
+def test_docstring_headers_and_blank_lines_are_read_as_the_patterns_say() -> None:
+    # The headers are recognised without regular expressions (they cost every server's start-up);
+    # these are the patterns they replace, as the reference.
+    import re
+
+    from mcpkit._signature_docstrings import _GOOGLE_ARGS, _numpy_header, parse_docstring
+
+    google = re.compile(r"(Args|Arguments|Parameters|Keyword Args|Keyword Arguments):")
+    for text in ["Args:", "Arguments:", "Parameters:", "Keyword Args:", "Keyword Arguments:", "Args",
+                 "Args :", "args:", "Args::", "Returns:", "Keyword  Args:", ""]:  # fmt: skip
+        assert (text in _GOOGLE_ARGS) == bool(google.fullmatch(text)), text
+    for text in ["", "-", "--", "---", "----------", "--- ", "-- -", "===", "---a"]:
+        assert _numpy_header(text) == bool(re.fullmatch(r"-{3,}", text)), text
+    description, args = parse_docstring("Do it.\n\n\n\n\nArgs:\n    a: The a.\n\n\n\nMore.\n\n\nEnd.")
+    assert description == "Do it.\n\nMore.\n\nEnd." and args == {"a": "The a."}
+    assert parse_docstring("Do it.\n\nParameters\n--\na : int") == ("Do it.\n\nParameters\n--\na : int", {})
+
+
 # -- constraints -----------------------------------------------------------------------------------
 
 
