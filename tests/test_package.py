@@ -158,9 +158,10 @@ def test_mypy_strict_is_clean() -> None:
 
 
 #: Modules a stdio server has no use for until it asks for what they hold: each is imported on first
-#: use (a resource template, an elicitation form, a rate limit, telemetry, a fleet), so that spawning
-#: a server, which every host does at its start, does not pay for them.
+#: use (a resource template, an elicitation form, a rate limit, telemetry, a fleet, a command line
+#: with options), so that spawning a server, which every host does at its start, does not pay for them.
 ON_FIRST_USE = (
+    "argparse",
     "mcpkit._ratelimit",
     "mcpkit._signature_elicit",
     "mcpkit._uritemplate",
@@ -174,7 +175,7 @@ ON_FIRST_USE = (
 
 def test_serving_stdio_imports_nothing_it_does_not_use() -> None:
     code = (
-        "import sys, json, mcpkit, mcpkit.cli.run, mcpkit.transports.stdio\n"
+        "import sys, json, mcpkit, mcpkit.cli, mcpkit.transports.stdio\n"
         "from mcpkit.cli._load import load_server\n"
         f"load_server({str(ROOT / 'bench' / 'servers' / 'mcpkit_server.py')!r})\n"
         "print(json.dumps(sorted(sys.modules)))"
