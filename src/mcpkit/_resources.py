@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
@@ -36,14 +35,29 @@ __all__ = ["ResourceRegistry"]
 _json: Final = msgspec.json.Encoder()
 
 
-@dataclass(slots=True)
 class _Reader:
-    fn: Callable[..., Any]
-    signature: ToolSignature
-    template: UriTemplate
-    wire: dict[str, Any]  # the Resource or ResourceTemplate as listed
-    mime_type: str | None
-    allow_traversal: bool = False
+    """A registered resource or template: its function and how it is listed.
+
+    A plain class rather than a dataclass: every server imports this module at start-up, and
+    @dataclass compiles its methods from source there (none of which a reader needs)."""
+
+    __slots__ = ("allow_traversal", "fn", "mime_type", "signature", "template", "wire")
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        signature: ToolSignature,
+        template: UriTemplate,
+        wire: dict[str, Any],  # the Resource or ResourceTemplate as listed
+        mime_type: str | None,
+        allow_traversal: bool = False,
+    ) -> None:
+        self.fn = fn
+        self.signature = signature
+        self.template = template
+        self.wire = wire
+        self.mime_type = mime_type
+        self.allow_traversal = allow_traversal
 
 
 def unsafe_reason(value: str) -> str | None:

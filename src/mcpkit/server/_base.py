@@ -67,6 +67,9 @@ class RateLimit:
 
 @dataclass(slots=True)
 class RegisteredTool:
+    """A tool as registered: its function, what its signature says, and how it is listed and run."""
+
+    # (The docstring also spares @dataclass writing one from inspect.signature at every start-up.)
     fn: Callable[..., Any]
     signature: ToolSignature
     wire: dict[str, Any]  # the Tool as the newest revision lists it
