@@ -742,3 +742,29 @@ def test_wrong_types_are_always_refused(sig: Any, arguments: dict[str, Any], key
         jsonschema.validate(arguments, sig.input_schema, format_checker=FORMATS)
     with pytest.raises(ArgumentError, match=f"'{key}'"):
         sig.bind(arguments)
+
+
+def test_a_signature_is_a_frozen_dataclass_that_replace_copies() -> None:
+    """ToolSignature's __init__ is written out (generating it cost every server's start-up): it must
+    still take every field, refuse changes, and let dataclasses.replace make a variant."""
+    import dataclasses
+
+    def fn(a: int) -> int:
+        """Double."""
+        return 2 * a
+
+    sig = inspect_function(fn)
+    assert [f.name for f in dataclasses.fields(sig)] == [
+        "input_schema", "output_schema", "wrapped_output", "skipped", "description", "is_async",
+        "_bind", "_serialize", "inline",
+    ]  # fmt: skip
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        sig.inline = True  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        del sig.description  # type: ignore[misc]
+    inline = dataclasses.replace(sig, inline=True)
+    assert inline.inline and not sig.inline
+    assert {f.name: getattr(inline, f.name) for f in dataclasses.fields(sig) if f.name != "inline"} == {
+        f.name: getattr(sig, f.name) for f in dataclasses.fields(sig) if f.name != "inline"
+    }
+    assert inline.bind({"a": 2}) == {"a": 2} and inline.description == "Double."
