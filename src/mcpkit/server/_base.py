@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import time
 import weakref
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from .._connection import Scope
@@ -65,21 +63,48 @@ class RateLimit:
         return self.rate.take(bucket, now) == 0.0
 
 
-@dataclass(slots=True)
 class RegisteredTool:
-    """A tool as registered: its function, what its signature says, and how it is listed and run."""
+    """A tool as registered: its function, what its signature says, and how it is listed and run.
 
-    # (The docstring also spares @dataclass writing one from inspect.signature at every start-up.)
-    fn: Callable[..., Any]
-    signature: ToolSignature
-    wire: dict[str, Any]  # the Tool as the newest revision lists it
-    task_support: TaskSupport = "forbidden"
-    mirrored: dict[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)  # x-mcp-header
-    defer_task: bool = False
-    timeout: float | None = None  # seconds; None: the server's tool_timeout
-    rate_limit: RateLimit | None = None
-    app_only: bool = False  # MCP Apps: visibility ["app"], listed only to clients that show views
-    scopes: tuple[str, ...] = ()  # OAuth scopes a caller needs, on a protected server (see .tools)
+    A plain class: as a dataclass its __init__, __repr__ and __eq__ (which nothing uses) were
+    compiled from source at every server's start-up."""
+
+    __slots__ = (
+        "app_only",
+        "defer_task",
+        "fn",
+        "mirrored",
+        "rate_limit",
+        "scopes",
+        "signature",
+        "task_support",
+        "timeout",
+        "wire",
+    )
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        signature: ToolSignature,
+        wire: dict[str, Any],  # the Tool as the newest revision lists it
+        task_support: TaskSupport = "forbidden",
+        mirrored: dict[str, tuple[str, ...]] | None = None,  # x-mcp-header (None: none)
+        defer_task: bool = False,
+        timeout: float | None = None,  # seconds; None: the server's tool_timeout
+        rate_limit: RateLimit | None = None,
+        app_only: bool = False,  # MCP Apps: visibility ["app"], listed only to clients that show views
+        scopes: tuple[str, ...] = (),  # OAuth scopes a caller needs, on a protected server (see .tools)
+    ) -> None:
+        self.fn = fn
+        self.signature = signature
+        self.wire = wire
+        self.task_support = task_support
+        self.mirrored: dict[str, tuple[str, ...]] = {} if mirrored is None else mirrored
+        self.defer_task = defer_task
+        self.timeout = timeout
+        self.rate_limit = rate_limit
+        self.app_only = app_only
+        self.scopes = scopes
 
 
 class ServerBase(LowLevelServer):
