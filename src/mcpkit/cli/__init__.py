@@ -9,8 +9,8 @@ Every user error ends as one line on stderr and an exit code of :mod:`._exits` (
 them): argparse's own errors too, and a reader that stops reading our stdout (``| head``) ends the
 command quietly.
 
-``mcpkit run FILE`` alone, the line hosts spawn, is read without importing argparse at all
-(:func:`.run.plain_run`).
+``mcpkit run FILE`` alone, the line hosts spawn, is read without importing argparse at all: the run
+module's second public function, :func:`.run.plain_run`, gives the namespace the parser would.
 """
 
 from __future__ import annotations
