@@ -155,3 +155,32 @@ def test_mypy_strict_is_clean() -> None:
         [sys.executable, "-m", "mypy", "--no-error-summary"], cwd=ROOT, capture_output=True, text=True
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+#: Modules a stdio server has no use for until it asks for what they hold: each is imported on first
+#: use (a resource template, an elicitation form, a rate limit, telemetry, a fleet, a command line
+#: with options), so that spawning a server, which every host does at its start, does not pay for them.
+ON_FIRST_USE = (
+    "argparse",
+    "mcpkit._ratelimit",
+    "mcpkit._signature_elicit",
+    "mcpkit._uritemplate",
+    "mcpkit.transports.event_store",
+    "mcpkit.transports.fleet",
+    "mcpkit.transports.telemetry",
+    "pathlib",
+    "urllib.parse",
+)
+
+
+def test_serving_stdio_imports_nothing_it_does_not_use() -> None:
+    code = (
+        "import sys, json, mcpkit, mcpkit.cli, mcpkit.transports.stdio\n"
+        "from mcpkit.cli._load import load_server\n"
+        f"load_server({str(ROOT / 'bench' / 'servers' / 'mcpkit_server.py')!r})\n"
+        "print(json.dumps(sorted(sys.modules)))"
+    )
+    loaded = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, check=True).stdout)
+    assert [m for m in loaded if m in ON_FIRST_USE] == []
+    assert mcpkit.ElicitationForm.__module__ == "mcpkit._signature_elicit"  # and each is still there
+    assert mcpkit.Telemetry.__module__ == "mcpkit.transports.telemetry"

@@ -309,6 +309,24 @@ def test_docstring_description_keeps_constraints() -> None:
     assert sig.description is None
 
 
+def test_docstring_headers_and_blank_lines_are_read_as_the_patterns_say() -> None:
+    # The headers are recognised without regular expressions (they cost every server's start-up);
+    # these are the patterns they replace, as the reference.
+    import re
+
+    from mcpkit._signature_docstrings import _GOOGLE_ARGS, _numpy_header, parse_docstring
+
+    google = re.compile(r"(Args|Arguments|Parameters|Keyword Args|Keyword Arguments):")
+    for text in ["Args:", "Arguments:", "Parameters:", "Keyword Args:", "Keyword Arguments:", "Args",
+                 "Args :", "args:", "Args::", "Returns:", "Keyword  Args:", ""]:  # fmt: skip
+        assert (text in _GOOGLE_ARGS) == bool(google.fullmatch(text)), text
+    for text in ["", "-", "--", "---", "----------", "--- ", "-- -", "===", "---a"]:
+        assert _numpy_header(text) == bool(re.fullmatch(r"-{3,}", text)), text
+    description, args = parse_docstring("Do it.\n\n\n\n\nArgs:\n    a: The a.\n\n\n\nMore.\n\n\nEnd.")
+    assert description == "Do it.\n\nMore.\n\nEnd." and args == {"a": "The a."}
+    assert parse_docstring("Do it.\n\nParameters\n--\na : int") == ("Do it.\n\nParameters\n--\na : int", {})
+
+
 # -- constraints -----------------------------------------------------------------------------------
 
 
@@ -724,3 +742,29 @@ def test_wrong_types_are_always_refused(sig: Any, arguments: dict[str, Any], key
         jsonschema.validate(arguments, sig.input_schema, format_checker=FORMATS)
     with pytest.raises(ArgumentError, match=f"'{key}'"):
         sig.bind(arguments)
+
+
+def test_a_signature_is_a_frozen_dataclass_that_replace_copies() -> None:
+    """ToolSignature's __init__ is written out (generating it cost every server's start-up): it must
+    still take every field, refuse changes, and let dataclasses.replace make a variant."""
+    import dataclasses
+
+    def fn(a: int) -> int:
+        """Double."""
+        return 2 * a
+
+    sig = inspect_function(fn)
+    assert [f.name for f in dataclasses.fields(sig)] == [
+        "input_schema", "output_schema", "wrapped_output", "skipped", "description", "is_async",
+        "_bind", "_serialize", "inline",
+    ]  # fmt: skip
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        sig.inline = True  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        del sig.description  # type: ignore[misc]
+    inline = dataclasses.replace(sig, inline=True)
+    assert inline.inline and not sig.inline
+    assert {f.name: getattr(inline, f.name) for f in dataclasses.fields(sig) if f.name != "inline"} == {
+        f.name: getattr(sig, f.name) for f in dataclasses.fields(sig) if f.name != "inline"
+    }
+    assert inline.bind({"a": 2}) == {"a": 2} and inline.description == "Double."

@@ -41,7 +41,6 @@ from ._errors import (
 )
 from ._headers import header
 from ._jsonrpc import ErrorResponse, Notification, Request, Response
-from ._signature_elicit import ElicitationContentError, ElicitationForm, Titles, elicitation_form
 from ._versions import LATEST_HANDSHAKE_VERSION, LATEST_VERSION, SUPPORTED_VERSIONS, Era
 from .auth import AuthInfo
 from .context import Context
@@ -51,9 +50,6 @@ from .server import Server, ToolOptions, UIResourceOptions
 from .session import Peer
 from .tasks import InMemoryTaskStore, TaskRecord, TaskRunner, TaskShare, TaskStore
 from .transports.base import Transport
-from .transports.event_store import EventStore
-from .transports.fleet import MemoryState, SharedState
-from .transports.telemetry import Telemetry
 from .types import (
     APP_MIME_TYPE,
     UI_EXTENSION,
@@ -86,6 +82,7 @@ from .types import (
 )
 
 if typing.TYPE_CHECKING:  # loaded on first use (see __getattr__ below)
+    from ._signature_elicit import ElicitationContentError, ElicitationForm, Titles, elicitation_form
     from .client import Client, Subscription
     from .client.auth import (
         ClientCredentials,
@@ -98,10 +95,14 @@ if typing.TYPE_CHECKING:  # loaded on first use (see __getattr__ below)
         TokenStore,
     )
     from .skills import Skill, SkillResource, SkillVerificationError
+    from .transports.event_store import EventStore
+    from .transports.fleet import MemoryState, SharedState
+    from .transports.telemetry import Telemetry
 
 #: Names served by :func:`__getattr__`, from the module that defines them. Importing mcpkit must not
 #: load an HTTP stack, and authorization needs one; and a server (spawned on every host start, so its
-#: start-up is everyone's) has no use for the client or the skills library, a tenth of the import.
+#: start-up is everyone's) has no use for the client or the skills library, a tenth of the import;
+#: nor, until it asks for them, for elicitation forms, a fleet's shared state or telemetry.
 _LAZY: typing.Final = {
     **dict.fromkeys(("Client", "Subscription"), "mcpkit.client"),
     **dict.fromkeys(
@@ -118,6 +119,13 @@ _LAZY: typing.Final = {
         "mcpkit.client.auth",
     ),
     **dict.fromkeys(("Skill", "SkillResource", "SkillVerificationError"), "mcpkit.skills"),
+    **dict.fromkeys(
+        ("ElicitationContentError", "ElicitationForm", "Titles", "elicitation_form"),
+        "mcpkit._signature_elicit",
+    ),
+    "EventStore": "mcpkit.transports.event_store",
+    **dict.fromkeys(("MemoryState", "SharedState"), "mcpkit.transports.fleet"),
+    "Telemetry": "mcpkit.transports.telemetry",
 }
 
 

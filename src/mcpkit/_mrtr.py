@@ -21,9 +21,6 @@ and MUST reject state that fails verification").
 from __future__ import annotations
 
 import base64
-import hashlib
-import hmac
-import json
 import os
 import time
 from typing import Any, Final
@@ -31,6 +28,10 @@ from typing import Any, Final
 from ._errors import InvalidParams
 
 __all__ = ["BecomeTask", "InputRequired", "StateSealer", "merge_answers", "request_digest"]
+
+# hashlib, hmac and json are imported where a token is sealed or opened, not with the module: every
+# server imports this one at start-up, and most never see a multi round-trip request. (They are
+# start-up costs only once tasks.py and lowlevel.py stop importing json and secrets too.)
 
 _NOT_PARAMETERS: Final = frozenset({"_meta", "inputResponses", "requestState"})
 
@@ -53,6 +54,9 @@ class BecomeTask(BaseException):
 
 def request_digest(method: str, params: dict[str, Any]) -> str:
     """A digest of what identifies a request across retries: its method and its own parameters."""
+    import hashlib
+    import json
+
     salient = {k: v for k, v in params.items() if k not in _NOT_PARAMETERS}
     text = json.dumps([method, salient], sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(text.encode()).hexdigest()
@@ -93,6 +97,10 @@ class StateSealer:
 
     def seal(self, method: str, params: dict[str, Any], answers: dict[str, Any], pending: list[str]) -> str:
         """A token holding *answers* so far and the keys of the questions now *pending*."""
+        import hashlib
+        import hmac
+        import json
+
         payload = {
             "m": method,
             "d": request_digest(method, params),
@@ -109,6 +117,10 @@ class StateSealer:
         Raises:
             InvalidParams: anything else; the state is refused, never trusted in part.
         """
+        import hashlib
+        import hmac
+        import json
+
         try:
             body_text, mac_text = token.split(".")
             body, mac = _unb64(body_text), _unb64(mac_text)

@@ -19,29 +19,45 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
 
 from ._errors import InvalidParams, ResourceNotFound
 from ._signature import ArgumentError, ToolSignature, inspect_function
-from ._uritemplate import UriTemplate
 from .types import Annotations, Icon, Resource, ResourceContents, ResourceTemplate
+
+if TYPE_CHECKING:
+    from ._uritemplate import UriTemplate
 
 __all__ = ["ResourceRegistry"]
 
 _json: Final = msgspec.json.Encoder()
 
 
-@dataclass(slots=True)
 class _Reader:
-    fn: Callable[..., Any]
-    signature: ToolSignature
-    template: UriTemplate
-    wire: dict[str, Any]  # the Resource or ResourceTemplate as listed
-    mime_type: str | None
-    allow_traversal: bool = False
+    """A registered resource or template: its function and how it is listed.
+
+    A plain class rather than a dataclass: every server imports this module at start-up, and
+    @dataclass compiles its methods from source there (none of which a reader needs)."""
+
+    __slots__ = ("allow_traversal", "fn", "mime_type", "signature", "template", "wire")
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        signature: ToolSignature,
+        template: UriTemplate,
+        wire: dict[str, Any],  # the Resource or ResourceTemplate as listed
+        mime_type: str | None,
+        allow_traversal: bool = False,
+    ) -> None:
+        self.fn = fn
+        self.signature = signature
+        self.template = template
+        self.wire = wire
+        self.mime_type = mime_type
+        self.allow_traversal = allow_traversal
 
 
 def unsafe_reason(value: str) -> str | None:
@@ -80,6 +96,10 @@ class ResourceRegistry:
         skip_types: tuple[type, ...],
         allow_traversal: bool = False,
     ) -> Resource | ResourceTemplate:
+        # Imported on the first resource: a server without any (most stdio servers are tools only)
+        # starts without the template compiler and urllib.parse (with ipaddress) that it imports.
+        from ._uritemplate import UriTemplate
+
         template = UriTemplate(uri)
         signature = inspect_function(fn, skip_types=skip_types, strict=False)
         params = set(signature.input_schema.get("properties", {}))

@@ -40,7 +40,10 @@ from .types import CONTENT_TYPES, CallToolResult
 __all__ = ["ArgumentError", "ToolSignature", "inspect_function"]
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+# Only __init__ and the frozen __setattr__ are written out: @dataclass would compile them, and the
+# __repr__, __eq__ and __hash__ nothing uses, from source at every server's start-up (this module is
+# imported by each). It is still a dataclass, so dataclasses.replace() makes the variants.
+@dataclasses.dataclass(init=False, repr=False, eq=False, slots=True)
 class ToolSignature:
     """What :func:`inspect_function` learned about a function."""
 
@@ -54,6 +57,35 @@ class ToolSignature:
     _serialize: Callable[[Any], Any]
     #: A sync function declared never to block (``blocking=False``): called on the event loop itself.
     inline: bool = False
+
+    def __init__(
+        self,
+        input_schema: dict[str, Any],
+        output_schema: dict[str, Any] | None,
+        wrapped_output: bool,
+        skipped: dict[str, Any],
+        description: str | None,
+        is_async: bool,
+        _bind: Callable[[Any], dict[str, Any]],
+        _serialize: Callable[[Any], Any],
+        inline: bool = False,
+    ) -> None:
+        initialize = object.__setattr__
+        initialize(self, "input_schema", input_schema)
+        initialize(self, "output_schema", output_schema)
+        initialize(self, "wrapped_output", wrapped_output)
+        initialize(self, "skipped", skipped)
+        initialize(self, "description", description)
+        initialize(self, "is_async", is_async)
+        initialize(self, "_bind", _bind)
+        initialize(self, "_serialize", _serialize)
+        initialize(self, "inline", inline)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise dataclasses.FrozenInstanceError(f"cannot delete field {name!r}")
 
     def bind(self, arguments: dict[str, Any] | None) -> dict[str, Any]:
         """Validate wire *arguments*; return keyword arguments for the function (injected ones aside).

@@ -23,7 +23,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from typing import Final
-from urllib.parse import parse_qsl, quote, unquote
 
 __all__ = ["UriTemplate"]
 
@@ -103,6 +102,10 @@ class UriTemplate:
         found = self._regex_compiled.match(uri)
         if found is None:
             return None
+        # urllib.parse (which imports ipaddress) is imported on the first match, not with the module:
+        # every server registering a resource imports this module at start-up.
+        from urllib.parse import parse_qsl, unquote
+
         values: dict[str, str | list[str]] = {}
         groups = found.groupdict()
         for name in self.variables:
@@ -125,6 +128,7 @@ class UriTemplate:
 
     def expand(self, values: dict[str, str]) -> str:
         """Fill in *values* (simple and reserved expansion only): the inverse of :meth:`match`."""
+        from urllib.parse import quote  # on first use, as in match()
 
         def replace(found: re.Match[str]) -> str:
             operator, body = found.groups()

@@ -13,7 +13,6 @@ from ._connection import Scope, ServerConnection
 from ._errors import MethodNotFound, MissingClientCapability
 from ._jsonrpc import RequestId
 from ._mrtr import BecomeTask, InputRequired
-from ._signature_elicit import elicitation_form
 from .auth._info import AuthInfo, current_auth
 from .tasks import RELATED_TASK, TaskRecord, TaskRunner
 from .types import CreateMessageResult, ElicitResult, Root, supports_ui
@@ -256,6 +255,8 @@ class Context:
             MissingClientCapability: the client did not declare ``elicitation`` (-32021).
         """
         # A class becomes a form (TypeError, before asking, for one that cannot); a dict is sent as is.
+        from ._signature_elicit import elicitation_form  # not at import: most servers never elicit
+
         form = elicitation_form(schema) if schema is not None and not isinstance(schema, dict) else None
         if not self.scope.has("elicitation"):
             raise MethodNotFound(f"elicitation does not exist in protocol revision {self.scope.version}")

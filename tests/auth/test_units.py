@@ -245,3 +245,63 @@ def test_scope_hierarchies_count_in_the_checks() -> None:
     assert asyncio.run(status("notes:admin")) == 200
     assert asyncio.run(status("notes:write+other")) == 200
     assert asyncio.run(status("other")) == 403
+
+
+def test_auth_info_behaves_as_the_frozen_dataclass_it_is_written_as() -> None:
+    """AuthInfo's methods are written out (generating them cost every server's start-up): it must
+    behave as ``@dataclass(frozen=True, slots=True)`` with the same fields does."""
+    import copy
+    import dataclasses
+    import pickle
+    from collections.abc import Mapping
+    from types import MappingProxyType
+    from typing import Any
+
+    from mcpkit.auth import AuthInfo
+
+    empty: Mapping[str, Any] = MappingProxyType({})
+
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class Reference:
+        subject: str | None
+        client_id: str | None = None
+        scopes: frozenset[str] = frozenset()
+        claims: Mapping[str, Any] = dataclasses.field(default_factory=lambda: empty, repr=False)
+        issuer: str | None = None
+        expires_at: float | None = None
+        jkt: str | None = None
+
+    fields = [(f.name, f.default, f.repr) for f in dataclasses.fields(AuthInfo)]
+    assert fields == [(f.name, f.default, f.repr) for f in dataclasses.fields(Reference)]
+    assert AuthInfo.__match_args__ == Reference.__match_args__
+    values = {
+        "client_id": "c",
+        "scopes": frozenset({"a"}),
+        "issuer": "https://as",
+        "expires_at": 5.0,
+        "jkt": "k",
+    }
+    info, reference = AuthInfo("ann", **values), Reference("ann", **values)
+    assert repr(info).startswith("AuthInfo(")
+    assert repr(info).partition("(")[2] == repr(reference).partition("(")[2]
+    assert repr(AuthInfo(None)).partition("(")[2] == repr(Reference(None)).partition("(")[2]
+    assert AuthInfo(None).claims is empty or dict(AuthInfo(None).claims) == {}
+    assert info == AuthInfo("ann", **values) and info != AuthInfo("bob", **values)
+    assert info.__eq__(reference) is NotImplemented
+    for unhashable in (info, reference):  # claims are part of the hash, and a mapping has none
+        with pytest.raises(TypeError):
+            hash(unhashable)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        info.subject = "eve"  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        del info.scopes  # type: ignore[misc]
+    with pytest.raises(AttributeError):
+        info.token = "t"  # type: ignore[attr-defined]  # slots: nowhere to keep a token
+    changed = dataclasses.replace(info, scopes=frozenset({"b"}))
+    assert changed.scopes == {"b"} and changed.subject == "ann" and info.scopes == {"a"}
+    plain = AuthInfo(
+        "ann", claims={"sub": "ann"}, **values
+    )  # a mapping proxy can be neither copied nor pickled
+    assert dataclasses.asdict(plain)["claims"] == {"sub": "ann"} and dataclasses.is_dataclass(plain)
+    for twin in (pickle.loads(pickle.dumps(plain)), copy.copy(plain), copy.deepcopy(plain)):
+        assert twin == plain and twin is not plain

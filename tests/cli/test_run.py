@@ -131,3 +131,47 @@ def test_the_installed_script_finds_a_module_in_the_current_folder(tmp_path: Pat
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["serverInfo"]["name"] == "modsrv"
+
+
+def test_a_server_file_is_named_as_pathlib_would_name_it() -> None:
+    """``mcpkit run`` spells the file's path and module name without pathlib (a stdio server's
+    start-up pays for every import), and must spell them exactly as pathlib does: they are the
+    module's ``__file__`` and ``__name__`` and what its tracebacks show."""
+    import itertools
+    from pathlib import PurePosixPath
+
+    from mcpkit.cli._load import _normalized, _stem
+
+    segments = ["", ".", "..", "a", "b.py", ".py", "x.", "a.b.py", "..py"]
+    for count in range(1, 4):
+        for combination in itertools.product(segments, repeat=count):
+            for location in ("/".join(combination), "/" + "/".join(combination)):
+                if location and sys.platform != "win32":
+                    expected = PurePosixPath(location)
+                    assert _normalized(location) == str(expected), location
+                    assert _stem(_normalized(location)) == expected.stem, location
+    assert _normalized("//a/./b.py") == "//a/b.py" and _normalized("///a//b.py") == "/a/b.py"
+
+
+def test_a_plain_run_line_is_read_as_the_parser_reads_it() -> None:
+    """``mcpkit run FILE`` alone (what hosts spawn) is read without argparse: the namespace must be
+    the parser's, every option at its default; any other line goes to the parser."""
+    from mcpkit.cli import _parser
+    from mcpkit.cli.run import plain_run
+
+    plain = plain_run(["run", "server.py:app"])
+    assert plain is not None
+    for first in ("run", None):
+        assert vars(plain) == vars(_parser(first).parse_args(["run", "server.py:app"]))
+    assert plain_run(["run", "server.py"]).allow_host is not plain_run(["run", "server.py"]).allow_host
+    for words in (
+        [],
+        ["run"],
+        ["run", "--help"],
+        ["run", "-h"],
+        ["run", "server.py", "--transport", "http"],
+        ["run", "--transport=http", "server.py"],
+        ["client", "server.py"],
+        ["run", "a.py", "b.py"],
+    ):
+        assert plain_run(words) is None, words

@@ -8,35 +8,42 @@ inside its handler, never at import time. A subcommand module has one public fun
 Every user error ends as one line on stderr and an exit code of :mod:`._exits` (docs/cli.md lists
 them): argparse's own errors too, and a reader that stops reading our stdout (``| head``) ends the
 command quietly.
+
+``mcpkit run FILE`` alone, the line hosts spawn, is read without importing argparse at all: the run
+module's second public function, :func:`.run.plain_run`, gives the namespace the parser would.
 """
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import os
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from ._exits import FAILED, INTERRUPTED, PIPE_CLOSED, USAGE, CliError
 from ._load import load_server
+from .run import plain_run
+
+if TYPE_CHECKING:
+    import argparse
 
 __all__ = ["load_server", "main"]
 
 _COMMANDS = ("run", "client_commands", "dev", "install", "host", "gateway", "demo")
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse, with its errors as one line (the usage is one ``--help`` away)."""
-
-    def error(self, message: str) -> NoReturn:
-        sys.stderr.write(f"{self.prog}: {message} (see '{self.prog} --help')\n")
-        sys.exit(USAGE)
-
-
 def _parser(first: str | None = None) -> argparse.ArgumentParser:
+    import argparse  # here, not at import: `mcpkit run FILE` never needs it
+
     from .. import __version__
+
+    class _Parser(argparse.ArgumentParser):
+        """argparse, with its errors as one line (the usage is one ``--help`` away)."""
+
+        def error(self, message: str) -> NoReturn:
+            sys.stderr.write(f"{self.prog}: {message} (see '{self.prog} --help')\n")
+            sys.exit(USAGE)
 
     parser = _Parser(prog="mcpkit", description="Serve, inspect and call MCP servers.")
     parser.add_argument("--version", action="version", version=f"mcpkit {__version__}")
@@ -71,7 +78,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``mcpkit`` command."""
     try:
         words = sys.argv[1:] if argv is None else argv
-        args = _parser(words[0] if words else None).parse_args(argv)
+        args: Any = plain_run(words) or _parser(words[0] if words else None).parse_args(argv)
         code = int(args.handler(args))
         sys.stdout.flush()  # a closed pipe shows here, inside the try
         return code

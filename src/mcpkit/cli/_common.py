@@ -1,13 +1,14 @@
 """What several subcommands share: turning TARGET into something to connect to, argument types, and
-the options every client command takes. Standard library only: ``mcpkit run`` imports this module."""
+the options every client command takes. Standard library only: ``mcpkit run`` imports this module, so
+what only the client commands use (shlex) is imported where it is used, and files are read with
+``open`` and ``os.path`` (pathlib costs a server's start-up some 3 % of its instructions)."""
 
 from __future__ import annotations
 
 import argparse
-import shlex
+import os
 import sys
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from ._exits import USAGE, CliError
@@ -46,6 +47,8 @@ def target_command(target: str) -> list[str] | str:
     """
     if is_url(target):
         return target
+    import shlex
+
     try:
         parts = shlex.split(target)
     except ValueError as exc:  # an unclosed quote
@@ -53,7 +56,7 @@ def target_command(target: str) -> list[str] | str:
     if not parts:
         raise CliError("TARGET is empty: give a .py file, a command line or a URL", USAGE)
     if len(parts) == 1 and parts[0].partition(":")[0].endswith(".py"):
-        if not Path(parts[0].partition(":")[0]).is_file():
+        if not os.path.isfile(parts[0].partition(":")[0]):
             raise CliError(f"no such file: {parts[0].partition(':')[0]}", USAGE)
         return [sys.executable, "-m", "mcpkit", "run", parts[0]]
     return parts
@@ -86,7 +89,8 @@ def parse_env(values: list[str], files: list[str]) -> dict[str, str]:
     env: dict[str, str] = {}
     for file in files:
         try:
-            lines = Path(file).read_text(encoding="utf-8").splitlines()
+            with open(file, encoding="utf-8") as stream:
+                lines = stream.read().splitlines()
         except OSError as exc:
             raise CliError(f"cannot read --env-file {file}: {exc.strerror or exc}", USAGE) from None
         for number, line in enumerate(lines, start=1):

@@ -11,13 +11,14 @@ import importlib.util
 import os
 import sys
 import traceback
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 __all__ = ["load_server"]
 
-_PACKAGE_DIR = str(Path(__file__).resolve().parents[1])
+# os.path rather than pathlib: ``mcpkit run`` starts every stdio server, and pathlib (with fnmatch and
+# ntpath) would be imported for these two paths alone.
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
 
 
 def load_server(spec: str) -> Any:
@@ -60,15 +61,16 @@ def load_server(spec: str) -> Any:
 
 def _import(location: str) -> ModuleType:
     if location.endswith(".py") or os.sep in location:
-        path = Path(location)
-        if not path.is_file():
+        if not os.path.isfile(location):
             raise SystemExit(f"mcpkit: no such file: {location}")
-        sys.path.insert(0, str(path.resolve().parent))
-        module_spec = importlib.util.spec_from_file_location(path.stem, path)
+        path = _normalized(location)
+        sys.path.insert(0, os.path.dirname(os.path.realpath(path)))
+        stem = _stem(path)
+        module_spec = importlib.util.spec_from_file_location(stem, path)
         if module_spec is None or module_spec.loader is None:
             raise SystemExit(f"mcpkit: cannot load {location}")
         module = importlib.util.module_from_spec(module_spec)
-        sys.modules[path.stem] = module
+        sys.modules[stem] = module
         try:
             module_spec.loader.exec_module(module)
         except Exception as exc:
@@ -86,6 +88,26 @@ def _import(location: str) -> ModuleType:
         raise SystemExit(_failure(location, exc)) from None
     except Exception as exc:
         raise SystemExit(_failure(location, exc)) from None
+
+
+def _normalized(location: str) -> str:
+    """*location* spelled as pathlib spells it (``./a//b.py`` is ``a/b.py``): the module's
+    ``__file__`` and its tracebacks show it so, as they did when this module used pathlib."""
+    if os.name != "posix":
+        from pathlib import Path
+
+        return str(Path(location))
+    root = "/" if location.startswith("/") else ""
+    if location.startswith("//") and not location.startswith("///"):
+        root = "//"  # POSIX leaves the meaning of exactly two leading slashes to the system
+    return root + "/".join(part for part in location.split("/") if part not in ("", ".")) or "."
+
+
+def _stem(path: str) -> str:
+    """The file name without its suffix (``pathlib.PurePath.stem``): the module's name."""
+    name = "" if path == "." else os.path.basename(path)
+    dot = name.rfind(".")
+    return name[:dot] if 0 < dot < len(name) - 1 else name
 
 
 def _failure(location: str, exc: BaseException) -> str:

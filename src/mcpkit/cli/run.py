@@ -1,18 +1,71 @@
-"""``mcpkit run``: serve a server over stdio or HTTP. Hosts spawn this, so it imports nothing heavy."""
+"""``mcpkit run``: serve a server over stdio or HTTP. Hosts spawn this, so it imports nothing heavy.
+
+Hosts spawn ``mcpkit run FILE`` with nothing else on the line, so that form is read without argparse
+(:func:`plain_run`): importing argparse and building this parser were a twentieth of a stdio
+server's start-up (callgrind). Every option's default is in :data:`_DEFAULTS`, which the parser uses
+too, so both readings give the same namespace (a test compares them).
+"""
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import os
 import sys
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Iterator, Sequence
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any, Final
 
-from ._common import port, positive
 from ._load import load_server
 
-__all__ = ["register"]
+if TYPE_CHECKING:
+    import argparse
+
+__all__ = ["plain_run", "register"]
+
+#: The value of every option of ``mcpkit run`` that is not given, by its ``dest``.
+_DEFAULTS: Final[dict[str, Any]] = {
+    "transport": "stdio",
+    "host": "127.0.0.1",
+    "port": 8000,
+    "allow_host": [],
+    "allow_origin": [],
+    "cors_origin": [],
+    "trusted_proxy": [],
+    "redis": None,
+    "otel": False,
+    "workers": 1,
+    "max_header_bytes": 64 * 1024,
+    "max_header_count": 100,
+    "header_timeout": 10.0,
+    "keep_alive_timeout": 5,
+    "max_body_bytes": 4 * 1024 * 1024,
+    "body_timeout": 30.0,
+    "max_sessions": 10_000,
+    "max_sessions_per_client": 1_000,
+    "max_requests_per_session": 256,
+    "stream_queue_limit": 1024,
+    "rate_limit": None,
+    "auth_issuer": None,
+    "auth_audience": None,
+    "auth_jwks_uri": None,
+    "auth_scope": [],
+    "auth_introspection_endpoint": None,
+    "auth_introspection_client_id": None,
+    "auth_dpop": None,
+    "auth_dpop_nonce": False,
+    "auth_leeway": 60.0,
+    "auth_jwks_cooldown": 30.0,
+}
+
+
+def plain_run(words: Sequence[str]) -> Any | None:
+    """``mcpkit run FILE`` (no option) as the parser would read it, or ``None`` for any other line
+    (options, ``--help``, another command), which goes to the parser."""
+    if len(words) != 2 or words[0] != "run" or words[1].startswith("-"):
+        return None
+    # Fresh lists, as argparse gives each parse its own copy of an "append" option's default.
+    defaults = {dest: list(value) if isinstance(value, list) else value for dest, value in _DEFAULTS.items()}
+    return SimpleNamespace(command="run", server=words[1], handler=_cmd_run, **defaults)
 
 
 @contextlib.contextmanager
@@ -117,6 +170,8 @@ def _auth_options(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _rate(text: str) -> str:
+    import argparse  # only the parser calls this
+
     from .._ratelimit import Rate
 
     try:
@@ -126,50 +181,53 @@ def _rate(text: str) -> str:
 
 
 def register(sub: Any) -> None:
+    from ._common import port, positive
+
     run = sub.add_parser(
         "run", help="serve a server defined in a Python file", description=load_server.__doc__
     )
     run.add_argument("server", metavar="FILE.py[:OBJECT]")
-    run.add_argument("--transport", choices=["stdio", "http"], default="stdio")
-    run.add_argument("--host", default="127.0.0.1", help="HTTP: the address to bind (default: 127.0.0.1)")
-    run.add_argument("--port", type=port, default=8000, help="HTTP: the port, 1-65535 (default: 8000)")
-    run.add_argument("--allow-host", action="append", default=[], metavar="HOST",
+    run.add_argument("--transport", choices=["stdio", "http"])
+    run.add_argument("--host", help=f"HTTP: the address to bind (default: {_DEFAULTS['host']})")
+    run.add_argument("--port", type=port, help=f"HTTP: the port, 1-65535 (default: {_DEFAULTS['port']})")
+    run.add_argument("--allow-host", action="append", metavar="HOST",
                      help="HTTP: also accept this Host header (localhost always is); repeatable")  # fmt: skip
-    run.add_argument("--allow-origin", action="append", default=[], metavar="ORIGIN",
+    run.add_argument("--allow-origin", action="append", metavar="ORIGIN",
                      help="HTTP: also accept this Origin (local ones always are); repeatable")  # fmt: skip
-    run.add_argument("--cors-origin", action="append", default=[], metavar="ORIGIN",
+    run.add_argument("--cors-origin", action="append", metavar="ORIGIN",
                      help="HTTP: let pages of this origin call the server from a browser (CORS; '*' for any); "
                           "repeatable; off by default")  # fmt: skip
-    run.add_argument("--trusted-proxy", action="append", default=[], metavar="ADDRESS",
+    run.add_argument("--trusted-proxy", action="append", metavar="ADDRESS",
                      help="HTTP: believe X-Forwarded-For from this proxy (an address or network, '*' for "
                           "any), so per-client limits count clients; repeatable")  # fmt: skip
     fleet = run.add_argument_group(
         "HTTP fleet (several processes behind a load balancer; see docs/deployment.md)"
     )
-    fleet.add_argument("--redis", metavar="URL", default=None,
+    fleet.add_argument("--redis", metavar="URL",
                        help="share state with every server given the same URL (redis://HOST:PORT/DB): "
                             "sessions, tasks, subscriptions, multi round-trip state, resumable streams; "
                             "'auto' starts a local redis-server for --workers; needs mcpkit[redis]")  # fmt: skip
     run.add_argument("--otel", action="store_true",
                      help="record OpenTelemetry traces and metrics of every request (MCP semantic "
                           "conventions; needs mcpkit[otel] and an SDK, e.g. opentelemetry-instrument)")  # fmt: skip
-    fleet.add_argument("--workers", type=positive(int), default=1, metavar="N",
+    fleet.add_argument("--workers", type=positive(int), metavar="N",
                        help="serve the port from N processes sharing their state (needs --redis)")  # fmt: skip
     limits = run.add_argument_group("HTTP limits (see SECURITY.md)")
-    for flag, kind, default, text in (
-        ("--max-header-bytes", int, 64 * 1024, "bytes of a request head (431 beyond)"),
-        ("--max-header-count", int, 100, "header fields of a request (431 beyond)"),
-        ("--header-timeout", float, 10.0, "seconds a request head may take (408 after)"),
-        ("--keep-alive-timeout", int, 5, "seconds an idle connection is kept"),
-        ("--max-body-bytes", int, 4 * 1024 * 1024, "bytes of a request body (413 beyond)"),
-        ("--body-timeout", float, 30.0, "seconds the rest of a request body may take (408 after)"),
-        ("--max-sessions", int, 10_000, "handshake-era sessions at once (503 beyond)"),
-        ("--max-sessions-per-client", int, 1_000, "of those, from one client address (503 beyond)"),
-        ("--max-requests-per-session", int, 256, "requests in flight per session (an error beyond)"),
-        ("--stream-queue-limit", int, 1024, "messages queued for an unread stream (it ends beyond)"),
+    for flag, kind, text in (
+        ("--max-header-bytes", int, "bytes of a request head (431 beyond)"),
+        ("--max-header-count", int, "header fields of a request (431 beyond)"),
+        ("--header-timeout", float, "seconds a request head may take (408 after)"),
+        ("--keep-alive-timeout", int, "seconds an idle connection is kept"),
+        ("--max-body-bytes", int, "bytes of a request body (413 beyond)"),
+        ("--body-timeout", float, "seconds the rest of a request body may take (408 after)"),
+        ("--max-sessions", int, "handshake-era sessions at once (503 beyond)"),
+        ("--max-sessions-per-client", int, "of those, from one client address (503 beyond)"),
+        ("--max-requests-per-session", int, "requests in flight per session (an error beyond)"),
+        ("--stream-queue-limit", int, "messages queued for an unread stream (it ends beyond)"),
     ):
-        limits.add_argument(flag, type=positive(kind), default=default, help=f"{text} (default: {default})")
-    limits.add_argument("--rate-limit", metavar="N/UNIT", default=None, type=_rate,
+        default = _DEFAULTS[flag.removeprefix("--").replace("-", "_")]
+        limits.add_argument(flag, type=positive(kind), help=f"{text} (default: {default})")
+    limits.add_argument("--rate-limit", metavar="N/UNIT", type=_rate,
                         help="requests per client address, e.g. 100/s or 1000/m (429 beyond; default: none)")  # fmt: skip
     auth = run.add_argument_group("HTTP authorization (OAuth 2.1 resource server; see docs/authorization.md)")
     auth.add_argument("--auth-issuer", metavar="URL",
@@ -178,20 +236,21 @@ def register(sub: Any) -> None:
                       help="this server's canonical URL: tokens must name it in aud; the metadata's resource")  # fmt: skip
     auth.add_argument("--auth-jwks-uri", metavar="URL",
                       help="the issuer's key set (default: the jwks_uri of its metadata)")  # fmt: skip
-    auth.add_argument("--auth-scope", action="append", default=[], metavar="SCOPE",
+    auth.add_argument("--auth-scope", action="append", metavar="SCOPE",
                       help="a scope every request needs (403 without it); repeatable")  # fmt: skip
     auth.add_argument("--auth-introspection-endpoint", metavar="URL",
                       help="check opaque tokens there (RFC 7662) instead of as JWTs; the secret is read "
                            "from MCPKIT_AUTH_INTROSPECTION_SECRET")  # fmt: skip
     auth.add_argument("--auth-introspection-client-id", metavar="ID",
                       help="the client id this server authenticates to the introspection endpoint with")  # fmt: skip
-    auth.add_argument("--auth-dpop", choices=["accepted", "required"], default=None,
+    auth.add_argument("--auth-dpop", choices=["accepted", "required"],
                       help="accept DPoP-bound tokens (RFC 9449), or accept only them")  # fmt: skip
     auth.add_argument("--auth-dpop-nonce", action="store_true",
                       help="require a server-issued nonce in DPoP proofs")  # fmt: skip
-    auth.add_argument("--auth-leeway", type=positive(float), default=60.0, metavar="SECONDS",
+    auth.add_argument("--auth-leeway", type=positive(float), metavar="SECONDS",
                       help="clock skew allowed on exp, nbf and iat (default: 60)")  # fmt: skip
-    auth.add_argument("--auth-jwks-cooldown", type=positive(float), default=30.0, metavar="SECONDS",
+    auth.add_argument("--auth-jwks-cooldown", type=positive(float), metavar="SECONDS",
                       help="at most one refetch of the keys per this many seconds for an unknown kid "
                            "(default: 30)")  # fmt: skip
-    run.set_defaults(handler=_cmd_run)
+    # Every default from the one table plain_run() reads too (set_defaults sets each action's default).
+    run.set_defaults(handler=_cmd_run, **_DEFAULTS)

@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import time
 import weakref
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from .._connection import Scope
 from .._prompts import PromptRegistry
-from .._ratelimit import Rate
 from .._resources import ResourceRegistry
 from .._signature import ToolSignature
 from ..context import Context
@@ -21,6 +18,7 @@ from ..tasks import TASKS_EXTENSION, TaskRunner
 from ._threads import run_sync
 
 if TYPE_CHECKING:
+    from .._ratelimit import Rate
     from ..skills import SkillLibrary
 
 
@@ -41,7 +39,11 @@ class RateLimit:
     __slots__ = ("_buckets", "_shared", "rate", "spec")
 
     def __init__(self, spec: str) -> None:
-        self.rate = Rate(spec)
+        # Imported with the first rate-limited tool: its pattern is compiled at import, and most
+        # servers (each spawned at a host's start) limit nothing.
+        from .._ratelimit import Rate
+
+        self.rate: Rate = Rate(spec)
         self.spec = self.rate.spec
         self._buckets: weakref.WeakKeyDictionary[object, list[float]] = weakref.WeakKeyDictionary()
         self._shared: list[float] | None = None
@@ -61,18 +63,48 @@ class RateLimit:
         return self.rate.take(bucket, now) == 0.0
 
 
-@dataclass(slots=True)
 class RegisteredTool:
-    fn: Callable[..., Any]
-    signature: ToolSignature
-    wire: dict[str, Any]  # the Tool as the newest revision lists it
-    task_support: TaskSupport = "forbidden"
-    mirrored: dict[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)  # x-mcp-header
-    defer_task: bool = False
-    timeout: float | None = None  # seconds; None: the server's tool_timeout
-    rate_limit: RateLimit | None = None
-    app_only: bool = False  # MCP Apps: visibility ["app"], listed only to clients that show views
-    scopes: tuple[str, ...] = ()  # OAuth scopes a caller needs, on a protected server (see .tools)
+    """A tool as registered: its function, what its signature says, and how it is listed and run.
+
+    A plain class: as a dataclass its __init__, __repr__ and __eq__ (which nothing uses) were
+    compiled from source at every server's start-up."""
+
+    __slots__ = (
+        "app_only",
+        "defer_task",
+        "fn",
+        "mirrored",
+        "rate_limit",
+        "scopes",
+        "signature",
+        "task_support",
+        "timeout",
+        "wire",
+    )
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        signature: ToolSignature,
+        wire: dict[str, Any],  # the Tool as the newest revision lists it
+        task_support: TaskSupport = "forbidden",
+        mirrored: dict[str, tuple[str, ...]] | None = None,  # x-mcp-header (None: none)
+        defer_task: bool = False,
+        timeout: float | None = None,  # seconds; None: the server's tool_timeout
+        rate_limit: RateLimit | None = None,
+        app_only: bool = False,  # MCP Apps: visibility ["app"], listed only to clients that show views
+        scopes: tuple[str, ...] = (),  # OAuth scopes a caller needs, on a protected server (see .tools)
+    ) -> None:
+        self.fn = fn
+        self.signature = signature
+        self.wire = wire
+        self.task_support = task_support
+        self.mirrored: dict[str, tuple[str, ...]] = {} if mirrored is None else mirrored
+        self.defer_task = defer_task
+        self.timeout = timeout
+        self.rate_limit = rate_limit
+        self.app_only = app_only
+        self.scopes = scopes
 
 
 class ServerBase(LowLevelServer):

@@ -36,7 +36,6 @@ import inspect
 import logging
 import os
 from collections.abc import Callable, Iterable, Sequence
-from pathlib import Path
 from typing import Any, Final, Literal, TypeAlias, TypedDict, Unpack, overload
 
 from .._errors import RPCError
@@ -210,7 +209,7 @@ class AppsAPI(ResourcesAPI):
             args = (ctx,) if wants_context else ()
             page = await fn(*args) if is_async else await asyncio.to_thread(fn, *args)
             if isinstance(page, os.PathLike):
-                page = await asyncio.to_thread(Path(page).read_text, encoding="utf-8")
+                page = await asyncio.to_thread(_read_text, page)
             if not isinstance(page, str):
                 raise RPCError(-32603, f"the page of {uri} is not text (got {type(page).__name__})")
             return ResourceContents(uri=uri, mime_type=APP_MIME_TYPE, text=page, meta=meta or None)
@@ -242,3 +241,10 @@ def _resource_ui(csp: Any, permissions: Iterable[str] | None, domain: str | None
     if domain is not None:
         ui["domain"] = domain
     return ui
+
+
+def _read_text(path: os.PathLike[str]) -> str:
+    """What ``Path(path).read_text(encoding="utf-8")`` returns, without importing pathlib at start-up
+    (every stdio server imports this module)."""
+    with open(path, encoding="utf-8") as file:
+        return file.read()
