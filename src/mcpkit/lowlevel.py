@@ -386,6 +386,9 @@ class LowLevelServer:
                 # Answered here, before the next message is read: whatever follows initialize on
                 # the wire must already see the negotiated session.
                 return ready(self._open_session(conn, scope, peer))
+            started = self.start_now(request, scope, peer, conn)
+            if started is not None:
+                return started
             return self.handle(request, scope, peer, conn)
 
         async def on_notification(notification: jsonrpc.Notification) -> None:
@@ -444,6 +447,15 @@ class LowLevelServer:
             raise
         conn.initialize_answered(ok=True)
         return result
+
+    def start_now(
+        self, request: jsonrpc.Request, scope: Scope, outbound: Outbound, conn: ServerConnection
+    ) -> asyncio.Future[Any] | None:
+        """Start an admitted request whose result a future can carry with no coroutine of its own,
+        if this one can be (the friendly server's ``def`` tools); ``None``: :meth:`handle` it.
+        The future's result is what :meth:`handle` would return, or its exception what it would
+        raise; cancelling the future cancels the request."""
+        return None
 
     async def handle(
         self, request: jsonrpc.Request, scope: Scope, outbound: Outbound, conn: ServerConnection

@@ -128,7 +128,8 @@ class Peer:
         self._decode = decode
         self._next_id = 0
         self._waiting: dict[jsonrpc.RequestId, asyncio.Future[Any]] = {}
-        self._running: dict[jsonrpc.RequestId, asyncio.Task[None]] = {}
+        # Requests being handled: each a task, or the future of a handler that is one already.
+        self._running: dict[jsonrpc.RequestId, asyncio.Future[Any]] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
         self._closed: BaseException | None = None
         # The loop, once known: asyncio.get_running_loop() costs a getpid() system call, and the hot
@@ -137,6 +138,9 @@ class Peer:
         self.closed = asyncio.Event()
         # Checked once: a routed transport is told what each message belongs to.
         self._routed = transport if isinstance(transport, RoutedTransport) else None
+        # A transport that can take a message without waiting, when it can (stdio): answers go
+        # through it with no coroutine (see StdioServerTransport.send_nowait).
+        self._send_nowait: Callable[[bytes], bool] | None = getattr(transport, "send_nowait", None)
 
     # -- sending -----------------------------------------------------------------------------------
 
@@ -282,8 +286,9 @@ class Peer:
 
     async def drain(self, grace: float) -> None:
         """Let requests still being handled finish for up to *grace* seconds, then cancel them."""
-        if self._tasks:
-            _, pending = await asyncio.wait(list(self._tasks), timeout=grace)
+        working = self._tasks.union(self._running.values())
+        if working:
+            _, pending = await asyncio.wait(working, timeout=grace)
             for task in pending:
                 task.cancel()
             if pending:
@@ -373,14 +378,20 @@ class Peer:
     def _start(self, request: jsonrpc.Request) -> None:
         refusal = self._refusal(request)
         if refusal is not None:
-            self._spawn(self._send_quietly(refusal, request.id, True))
+            self._send_answer(refusal, request.id)
             return
         try:
             work = self._handle(request)
         except Exception as exc:  # an RPCError is the answer; anything else a bug, answered -32603
-            self._spawn(self._send_quietly(error_response(request.id, exc), request.id, True))
+            self._send_answer(error_response(request.id, exc), request.id)
             return
         request_id = request.id
+        if isinstance(work, asyncio.Future):
+            # A handler that is already a future (a def tool on a worker thread) needs no task:
+            # its answer is sent from its done-callback.
+            self._running[request_id] = work
+            work.add_done_callback(self._answerer(request_id))
+            return
         task = self._spawn(self._answer(request_id, work))
         self._running[request_id] = task
 
@@ -394,6 +405,38 @@ class Peer:
 
         task.add_done_callback(forget)
 
+    def _answerer(self, request_id: jsonrpc.RequestId) -> Callable[[asyncio.Future[Any]], None]:
+        """The done-callback answering *request_id* from a future, as :meth:`_answer` and
+        :func:`_outcome` do from a coroutine."""
+
+        def answer(done: asyncio.Future[Any]) -> None:
+            self._running.pop(request_id, None)
+            message: bytes | None = None
+            if not done.cancelled():
+                exc = done.exception()
+                if exc is None:
+                    message = result_response(request_id, done.result())
+                elif isinstance(exc, Exception):
+                    message = error_response(request_id, exc)
+                elif isinstance(exc, (KeyboardInterrupt, SystemExit)):
+                    raise exc  # as out of a task: the loop stops
+                elif not isinstance(exc, asyncio.CancelledError):
+                    # What a task would keep unanswered, with its exception logged.
+                    logger.error("handler for request %r failed", request_id, exc_info=exc)
+            if message is not None:
+                self._send_answer(message, request_id)
+            elif self._routed is not None:
+                self._send_answer(_NO_ANSWER, request_id)
+
+        return answer
+
+    def _send_answer(self, message: bytes, request_id: jsonrpc.RequestId | None) -> None:
+        """Send the last message of a request without waiting: at once where the transport can
+        take it now, else from a task of its own."""
+        if self._routed is None and self._send_nowait is not None and self._send_nowait(message):
+            return
+        self._spawn(self._send_quietly(message, request_id, True))
+
     def _handle(self, request: jsonrpc.Request) -> Awaitable[Any]:
         if self._on_request is None:
             raise MethodNotFound(f"Method not found: {request.method}")
@@ -402,6 +445,8 @@ class Peer:
     async def _answer(self, request_id: jsonrpc.RequestId, work: Awaitable[Any]) -> None:
         answer = await _outcome(request_id, work)
         if answer is not None:
+            if self._routed is None and self._send_nowait is not None and self._send_nowait(answer):
+                return  # taken at once: no coroutine of the transport's to run
             await self._send_quietly(answer, request_id, True)
         elif self._routed is not None:
             await self._send_quietly(_NO_ANSWER, request_id, True)

@@ -13,9 +13,12 @@ from typing import TYPE_CHECKING, Any, Final, TypedDict, Unpack, overload
 
 import msgspec
 
+from .. import _jsonrpc as jsonrpc
 from .._compat import shape_call_result, shape_tool
+from .._connection import Scope, ServerConnection
 from .._errors import (
     ConnectionClosed,
+    InternalError,
     InvalidParams,
     InvalidRequest,
     MethodNotFound,
@@ -24,7 +27,7 @@ from .._errors import (
     ToolError,
 )
 from .._headers import mirrored_parameters
-from .._mrtr import BecomeTask
+from .._mrtr import BecomeTask, InputRequired
 from .._signature import ArgumentError, ToolSignature, inspect_function
 from ..context import Context
 from ..tasks import RELATED_TASK, TASKS_EXTENSION, TERMINAL, TaskRecord, requestor
@@ -37,10 +40,11 @@ from ..types import (
 )
 
 if TYPE_CHECKING:
-    pass
+    from ..kernel import Outbound
 
 from .._pagination import page, paginate
 from ._base import F, RateLimit, RegisteredTool, ServerBase, TaskSupport, declares_tasks, invoke
+from ._threads import run_sync
 from .apps import Visibility, app_only, tool_ui_meta
 
 logger = logging.getLogger("mcpkit.server")
@@ -320,6 +324,67 @@ class ToolsAPI(ServerBase):
         result = await self._run_tool(tool, name, arguments, ctx)
         return shape_call_result(result, ctx.scope)
 
+    def start_now(
+        self, request: jsonrpc.Request, scope: Scope, outbound: Outbound, conn: ServerConnection
+    ) -> asyncio.Future[Any] | None:
+        """A ``tools/call`` of a plain ``def`` tool, as the future of its worker thread's job.
+
+        Otherwise such a call is a task whose coroutines (``handle`` down to ``invoke``) wait for
+        the thread and are resumed on the loop to shape its result: more than the tool itself costs
+        when it is small. Here what they would do after the thread is done runs in the job's
+        *finish*, on the loop, and nothing is resumed. Only the plainest calls come this way (the
+        handshake era, no telemetry, timeout, rate limit, scopes or tasks, arguments that bind); every
+        other takes :meth:`handle`, which answers the same call the same way.
+        """
+        if request.method != "tools/call" or scope.stateless or self.telemetry is not None:
+            return None
+        params = request.params
+        if not isinstance(params, dict) or "task" in params:
+            return None
+        name = params.get("name")
+        if not isinstance(name, str):
+            return None
+        tool = self._tools.get(name)
+        if (
+            tool is None
+            or tool.signature.is_async
+            or tool.signature.inline
+            or tool.timeout is not None
+            or self.tool_timeout is not None
+            or tool.rate_limit is not None
+            or tool.scopes
+            or tool.task_support != "forbidden"
+        ):
+            return None
+        arguments = params.get("arguments")
+        if arguments is not None and not isinstance(arguments, dict):
+            return None
+        signature = tool.signature
+        try:
+            kwargs = signature.bind(arguments)
+        except ArgumentError:
+            return None  # handle() answers it
+        meta = params.get("_meta")
+        ctx = Context(outbound, request.id, "tools/call", scope, meta if isinstance(meta, dict) else {}, conn)
+        for param in signature.skipped:
+            kwargs[param] = ctx
+
+        def finish(exc: BaseException | None, value: Any) -> dict[str, Any]:
+            # What _run_tool, _call_tool and handle() do with the thread's outcome.
+            if exc is None:
+                result = _to_call_result(value, signature)
+            elif isinstance(exc, ToolError):
+                result = _error_result(str(exc))
+            elif isinstance(exc, InputRequired):
+                raise InternalError("tools/call cannot ask the client for input") from None
+            elif isinstance(exc, RPCError) or not isinstance(exc, Exception):
+                raise exc
+            else:
+                result = self._tool_failed(name, exc)
+            return shape_call_result(result, scope)
+
+        return run_sync(tool.fn, kwargs, finish)
+
     # -- tasks -------------------------------------------------------------------------------------
 
     async def _start_task(
@@ -420,17 +485,21 @@ class ToolsAPI(ServerBase):
             if deadline is not None and isinstance(exc, TimeoutError) and deadline.expired():
                 logger.warning("tool %r timed out after %g s", name, timeout)
                 return _error_result(f"Tool {name} timed out after {timeout:g} s")
-            if isinstance(exc, ConnectionClosed):
-                # Mostly the client went away while the tool was sending to it: nothing is wrong
-                # with the server, and the answer below will be dropped quietly.
-                logger.info("tool %r stopped: %s", name, exc)
-            else:
-                # The traceback is for the server's operator; the peer gets one line (or less).
-                logger.error("tool %r raised %s", name, type(exc).__name__, exc_info=exc)
-            if self.mask_errors:
-                return _error_result(f"Error executing tool {name}")
-            return _error_result(f"Error executing tool {name}: {type(exc).__name__}: {exc}")
+            return self._tool_failed(name, exc)
         return _to_call_result(value, signature)
+
+    def _tool_failed(self, name: str, exc: Exception) -> dict[str, Any]:
+        """The tool error result answering a tool that raised *exc* (logged here)."""
+        if isinstance(exc, ConnectionClosed):
+            # Mostly the client went away while the tool was sending to it: nothing is wrong
+            # with the server, and the answer below will be dropped quietly.
+            logger.info("tool %r stopped: %s", name, exc)
+        else:
+            # The traceback is for the server's operator; the peer gets one line (or less).
+            logger.error("tool %r raised %s", name, type(exc).__name__, exc_info=exc)
+        if self.mask_errors:
+            return _error_result(f"Error executing tool {name}")
+        return _error_result(f"Error executing tool {name}: {type(exc).__name__}: {exc}")
 
 
 def _without_output(signature: ToolSignature) -> ToolSignature:

@@ -209,6 +209,17 @@ class _Outbox:
         if now and not self._pending:
             self._writer.write(message + b"\n")
             return
+        self._queue(message, now)
+
+    def send_nowait(self, message: bytes) -> bool:
+        """Queue *message* as :meth:`send` would, if that needs no waiting (the pipe is open and
+        under its high-water mark); ``False``, having done nothing, otherwise."""
+        if self.flow.paused or self.flow.lost or self._writer.is_closing():
+            return False
+        self._queue(message, False)
+        return True
+
+    def _queue(self, message: bytes, now: bool) -> None:
         if not self._pending:
             if self._loop is None:
                 self._loop = asyncio.get_running_loop()
@@ -289,6 +300,11 @@ class StdioServerTransport:
             await self._out.send(message)
         except ConnectionClosed:
             raise ConnectionClosed("the client closed our stdout") from None
+
+    def send_nowait(self, message: bytes) -> bool:
+        """Send *message* if that needs no waiting (see :meth:`_Outbox.send_nowait`); ``False``,
+        having sent nothing, where :meth:`send` must be awaited (or would raise) instead."""
+        return not self._closed and self._out is not None and self._out.send_nowait(message)
 
     async def aclose(self) -> None:
         if not self._closed:

@@ -1,4 +1,4 @@
-"""The stdio transport's line splitting (`mcpkit.transports.stdio.LineReader`).
+"""The stdio transport in process: its line splitting (`LineReader`) and its outbox (`_Outbox`).
 
 Whatever chunks the bytes arrive in, the same lines come out: blank lines skipped, a trailing
 ``\\r`` dropped, a last line without its newline kept, and every line longer than the bound read as
@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mcpkit.transports.base import OVERSIZE
-from mcpkit.transports.stdio import LineReader
+from mcpkit.transports.stdio import LineReader, _FlowControl, _Outbox
 
 
 def expected(data: bytes, limit: int) -> list[bytes]:
@@ -97,3 +97,33 @@ def test_a_last_line_without_its_newline_counts() -> None:
 
 def test_a_line_exactly_at_the_bound_is_accepted() -> None:
     assert read_all([b"a" * 8 + b"\n", b"b" * 9 + b"\n"], 8) == [b"a" * 8, OVERSIZE]
+
+
+def test_send_nowait_takes_a_message_only_when_nothing_must_wait() -> None:
+    class Pipe:
+        def __init__(self) -> None:
+            self.written: list[bytes] = []
+            self.closing = False
+
+        def write(self, data: bytes) -> None:
+            self.written.append(data)
+
+        def is_closing(self) -> bool:
+            return self.closing
+
+    async def main() -> None:
+        pipe, flow = Pipe(), _FlowControl()
+        outbox = _Outbox(pipe, flow)  # type: ignore[arg-type]
+        assert outbox.send_nowait(b"1")
+        await outbox.send(b"2")
+        await asyncio.sleep(0)  # the turn ends: both go in one write
+        assert pipe.written == [b"1\n2\n"]
+        flow.pause_writing()  # over the high-water mark: the caller must wait in send()
+        assert not outbox.send_nowait(b"3")
+        flow.resume_writing()
+        pipe.closing = True
+        assert not outbox.send_nowait(b"4")
+        await asyncio.sleep(0)
+        assert pipe.written == [b"1\n2\n"]
+
+    asyncio.run(main())
