@@ -149,7 +149,8 @@ class ServerConnection:
         if request.method == "server/discover":
             raise InvalidParams(f"server/discover requires _meta['{META_PROTOCOL_VERSION}']")
         if self.session is not None:
-            self.state = _AFTER_REQUEST[self.state]
+            if self.state is not State.READY:  # READY stays READY; and an Enum hashes in Python
+                self.state = _AFTER_REQUEST[self.state]
             return self.session
         if request.method in ALLOWED_BEFORE_INITIALIZED:
             return Scope(version=negotiate_handshake_version(None), era=Era.HANDSHAKE)

@@ -136,7 +136,7 @@ def _parse_call(obj: dict[str, Any], method: object) -> Request | Notification:
         raise RemoteProtocolError('"params" must be an object', INVALID_REQUEST, _readable_id(obj))
     if rid is UNSET:
         return Notification(method=method, params=params)
-    if not _is_id(rid):
+    if type(rid) is not int and type(rid) is not str and not _is_id(rid):  # _is_id's usual cases first
         # "Unlike base JSON-RPC, the ID MUST NOT be null." (basic/index, every revision)
         raise RemoteProtocolError("a request id must be a string or an integer, not null", INVALID_REQUEST)
     return Request(id=rid, method=method, params=params)
