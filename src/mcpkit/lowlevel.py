@@ -37,7 +37,7 @@ import msgspec
 from . import _jsonrpc as jsonrpc
 from ._connection import META_SERVER_INFO, META_SUBSCRIPTION_ID, Scope, ServerConnection
 from ._errors import ConnectionClosed, InternalError, InvalidParams, MethodNotFound, ResourceNotFound
-from ._methods import CACHEABLE_METHODS, METHODS, MRTR_METHODS, feature_of
+from ._methods import CACHEABLE_METHODS, METHOD_FEATURES, METHODS, MRTR_METHODS
 from ._mrtr import InputRequired, StateSealer, merge_answers
 from ._versions import SUPPORTED_VERSIONS, has
 from .context import LOG_LEVELS, Context
@@ -477,7 +477,7 @@ class LowLevelServer:
     ) -> Any:
         method = request.method
         params = request.params if isinstance(request.params, dict) else {}
-        feature = feature_of(method)
+        feature = METHOD_FEATURES.get(method)  # feature_of(method), without the call
         if feature is not None and not scope.has(feature):
             raise MethodNotFound(
                 f"Method not found: {method} (not part of protocol revision {scope.version})"

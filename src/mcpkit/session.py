@@ -399,16 +399,17 @@ class Peer:
             work.add_done_callback(self._answerer(request_id))
             return
         # Not _spawn: a request's task is kept (and waited for by drain) through _running already.
-        task = self._event_loop().create_task(self._answer(request_id, work))
+        task = (self._loop or self._event_loop()).create_task(self._answer(request_id, work))
         self._running[request_id] = task
 
         def forget(done: asyncio.Task[Any]) -> None:
             self._running.pop(request_id, None)
-            _close(work)
-            if done.cancelled() and self._routed is not None:
-                # Cancelled before its first step, so _answer never ran: the routed transport
-                # still waits to hear that nothing is owed (an HTTP POST would hang otherwise).
-                self._spawn(self._send_quietly(_NO_ANSWER, request_id, True))
+            if done.cancelled():  # else _answer ran, and awaited work: nothing to close
+                _close(work)
+                if self._routed is not None:
+                    # Cancelled before its first step, so _answer never ran: the routed transport
+                    # still waits to hear that nothing is owed (an HTTP POST would hang otherwise).
+                    self._spawn(self._send_quietly(_NO_ANSWER, request_id, True))
 
         task.add_done_callback(forget)
 
