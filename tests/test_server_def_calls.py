@@ -232,3 +232,43 @@ def test_a_call_running_when_the_client_goes_away_is_cancelled_after_the_grace()
         assert all(message.get("id") != 7 for message in transport.sent)
 
     run(main())
+
+
+def test_a_tools_call_handler_set_in_place_of_ours_is_never_bypassed() -> None:
+    async def main() -> None:
+        server, _ = make_server()
+        seen: list[str] = []
+        original = server._call_tool
+
+        async def audited(params: dict[str, Any], ctx: Context) -> dict[str, Any]:
+            seen.append(params["name"])
+            return await original(params, ctx)
+
+        server.set_handler("tools/call", audited)
+        client, _, _ = await open_session(server)
+        assert (await outcome(client, "echo", {"text": "x"}))["content"][0]["text"] == "x"
+        assert seen == ["echo"]
+
+    run(main())
+
+
+def test_a_subclass_overriding_run_tool_is_never_bypassed() -> None:
+    class Audited(Server):
+        calls = 0
+
+        async def _run_tool(self, *args: Any) -> dict[str, Any]:
+            Audited.calls += 1
+            return await super()._run_tool(*args)
+
+    async def main() -> None:
+        server = Audited("audited")
+
+        @server.tool
+        def echo(text: str) -> str:
+            return text
+
+        client, _, _ = await open_session(server)
+        assert (await outcome(client, "echo", {"text": "y"}))["content"][0]["text"] == "y"
+        assert Audited.calls == 1
+
+    run(main())

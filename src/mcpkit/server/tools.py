@@ -333,8 +333,9 @@ class ToolsAPI(ServerBase):
         the thread and are resumed on the loop to shape its result: more than the tool itself costs
         when it is small. Here what they would do after the thread is done runs in the job's
         *finish*, on the loop, and nothing is resumed. Only the plainest calls come this way (the
-        handshake era, no telemetry, timeout, rate limit, scopes or tasks, arguments that bind); every
-        other takes :meth:`handle`, which answers the same call the same way.
+        handshake era, no telemetry, timeout, rate limit, scopes or tasks, arguments that bind, and
+        ``tools/call`` still answered by :meth:`_call_tool` and :meth:`_run_tool` as written here);
+        every other takes :meth:`handle`, which answers the same call the same way.
         """
         if request.method != "tools/call" or scope.stateless:
             return None
@@ -354,6 +355,14 @@ class ToolsAPI(ServerBase):
             or tool.rate_limit is not None
             or tool.scopes
             or tool.task_support != "forbidden"
+        ):
+            return None
+        # What handle() would run must be ours, not a handler set in its place or an override.
+        handler = self._handlers.get("tools/call")
+        if (
+            getattr(handler, "__func__", None) is not ToolsAPI._call_tool
+            or getattr(handler, "__self__", None) is not self
+            or type(self)._run_tool is not ToolsAPI._run_tool
         ):
             return None
         arguments = params.get("arguments")
