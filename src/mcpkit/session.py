@@ -4,8 +4,10 @@ A :class:`Peer` owns one transport. Its read loop decodes each message once and 
 
 * a response settles the future of the request it answers;
 * a request runs its handler in a task of its own (so a slow tool never holds up the others), and
-  the handler's return value or ``RPCError`` goes back as the answer;
-* ``notifications/cancelled`` cancels that task, and then no answer is sent, as the spec requires;
+  the handler's return value or ``RPCError`` goes back as the answer; a handler that is a future
+  already (a ``def`` tool's worker-thread job) needs no task, and is answered from its done-callback;
+* ``notifications/cancelled`` cancels that task (or future), and then no answer is sent, as the
+  spec requires;
 * any other notification goes to the notification callback, in arrival order.
 
 Transports with a read loop (stdio, memory, the client's HTTP) are driven by :meth:`Peer.run`. A
