@@ -79,6 +79,10 @@ def make_server(**options: Any) -> tuple[Server, threading.Event]:
         raise InputRequired({})
 
     @server.tool
+    def opaque() -> Any:
+        return object()  # cannot be shaped into content: answered -32603
+
+    @server.tool
     def whoami(ctx: Context) -> str:
         return f"{ctx.request_id} {ctx.method} {ctx.protocol_version} {ctx.connection is not None}"
 
@@ -119,6 +123,7 @@ CALLS: list[tuple[str, Any, bool]] = [
     ("invalid", {}, True),
     ("ask", {}, True),
     ("whoami", None, True),
+    ("opaque", {}, True),
     ("echo", {"text": 5}, False),  # arguments that do not bind: answered by the general path
     ("echo", [1], False),
     ("timed", {}, False),
@@ -184,6 +189,7 @@ def test_every_outcome_is_answered_as_the_general_path_answers_it(options: dict[
         assert by_name["refuse2"]["isError"] is True
         assert by_name["invalid4"][:2] == ("error", -32602)
         assert by_name["ask5"][:2] == ("error", -32603)
+        assert by_name["opaque7"][:2] == ("error", -32603)
 
     run(main())
 
