@@ -45,6 +45,10 @@ def read_all(chunks: list[bytes], limit: int) -> list[bytes]:
 
         feeder = asyncio.create_task(feed())
         while True:
+            line = reader.read_nowait() if len(lines) % 2 else None  # both ways, taking turns
+            if line is not None:
+                lines.append(line)
+                continue
             try:
                 lines.append(await reader.read())
             except EOFError:

@@ -242,12 +242,17 @@ class Peer:
 
     async def run(self) -> None:
         """Read and route messages until the transport ends; then fail what still waits."""
+        # A transport that reads many messages at once hands over those it holds without a
+        # coroutine each (stdio: the lines of one chunk); receive() when it holds none.
+        receive_nowait: Callable[[], bytes | None] | None = getattr(self.transport, "receive_nowait", None)
         try:
             while True:
-                try:
-                    data = await self.transport.receive()
-                except EOFError:
-                    break
+                data = receive_nowait() if receive_nowait is not None else None
+                if data is None:
+                    try:
+                        data = await self.transport.receive()
+                    except EOFError:
+                        break
                 pending = self._route(data)
                 if pending is not None:
                     await pending

@@ -79,19 +79,26 @@ class LineReader:
         self._skipping = False
 
     async def read(self) -> bytes:
-        lines = self._lines
         while True:
-            while lines:
-                line = lines.popleft()
-                if line is OVERSIZE:
-                    return line
-                line = line.rstrip(b"\r")
-                if line.strip():  # blank lines between messages are tolerated, not answered
-                    return line
+            line = self.read_nowait()
+            if line is not None:
+                return line
             chunk = await self._reader.read(_CHUNK_BYTES)
             if not chunk:
                 return self._at_eof()
             self._split(chunk)
+
+    def read_nowait(self) -> bytes | None:
+        """The next line if one is split off already (no reading, no waiting); else ``None``."""
+        lines = self._lines
+        while lines:
+            line = lines.popleft()
+            if line is OVERSIZE:
+                return line
+            line = line.rstrip(b"\r")
+            if line.strip():  # blank lines between messages are tolerated, not answered
+                return line
+        return None
 
     def _at_eof(self) -> bytes:
         if self._skipping:
@@ -289,6 +296,10 @@ class StdioServerTransport:
 
     async def receive(self) -> bytes:
         return await self._reader.read()
+
+    def receive_nowait(self) -> bytes | None:
+        """The next message if it has been read already (see :meth:`LineReader.read_nowait`)."""
+        return self._reader.read_nowait()
 
     async def send(self, message: bytes) -> None:
         if self._closed:
