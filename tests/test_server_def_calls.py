@@ -1,7 +1,8 @@
-"""``tools/call`` of a plain ``def`` tool without a task (``ToolsAPI.start_now``).
+"""``tools/call`` of a plain tool by ``ToolsAPI.start_now``.
 
-The call is the future of its worker thread's job, and its answer is sent from that future's
-done-callback. These tests hold it to the general path (a task awaiting :meth:`handle`): the same
+A ``def`` tool's call is the future of its worker thread's job, with no task, and its answer is sent
+from that future's done-callback; an ``async def`` tool's is one coroutine, without ``_handle`` and
+``_call_tool``. These tests hold it to the general path (a task awaiting :meth:`handle`): the same
 answers for every outcome, the calls it must leave to the general path, cancellation by
 ``notifications/cancelled`` and by the client going away, and a transport that cannot take an
 answer at once.
@@ -111,6 +112,42 @@ def make_server(**options: Any) -> tuple[Server, threading.Event]:
     async def aecho(text: str) -> str:
         return text
 
+    @server.tool
+    async def atotal(a: int, b: int) -> int:
+        return a + b
+
+    @server.tool
+    async def arefuse() -> str:
+        raise ToolError("not today")
+
+    @server.tool
+    async def aexplode() -> str:
+        raise RuntimeError("kaboom")
+
+    @server.tool
+    async def ainvalid() -> str:
+        raise InvalidParams("bad input", {"field": "x"})
+
+    @server.tool
+    async def aask() -> str:
+        raise InputRequired({})
+
+    @server.tool
+    async def aopaque() -> Any:
+        return object()
+
+    @server.tool
+    async def awhoami(ctx: Context) -> str:
+        return f"{ctx.request_id} {ctx.method} {ctx.protocol_version} {ctx.connection is not None}"
+
+    @server.tool(timeout=5)
+    async def atimed() -> str:
+        return "in time"
+
+    @server.tool(task_support="optional")
+    async def atasky() -> str:
+        return "as a call"
+
     return server, gate
 
 
@@ -130,7 +167,17 @@ CALLS: list[tuple[str, Any, bool]] = [
     ("limited", {}, False),
     ("tasky", {}, False),
     ("inline", {}, False),
-    ("aecho", {"text": "hi"}, False),
+    ("aecho", {"text": "hi"}, True),  # async tools: one coroutine, no _handle or _call_tool
+    ("atotal", {"a": 2, "b": 3}, True),
+    ("arefuse", {}, True),
+    ("aexplode", {}, True),
+    ("ainvalid", {}, True),
+    ("aask", {}, True),
+    ("aopaque", {}, True),
+    ("awhoami", None, True),
+    ("aecho", {"text": 5}, False),
+    ("atimed", {}, False),
+    ("atasky", {}, False),
     ("missing", {}, False),
 ]
 
@@ -190,6 +237,14 @@ def test_every_outcome_is_answered_as_the_general_path_answers_it(options: dict[
         assert by_name["invalid4"][:2] == ("error", -32602)
         assert by_name["ask5"][:2] == ("error", -32603)
         assert by_name["opaque7"][:2] == ("error", -32603)
+        assert by_name["aecho14"]["content"] == [{"type": "text", "text": "hi"}]
+        assert by_name["atotal15"]["structuredContent"] == {"result": 5}
+        assert by_name["arefuse16"]["isError"] is True
+        assert "kaboom" in by_name["aexplode17"]["content"][0]["text"] or options
+        assert by_name["ainvalid18"][:2] == ("error", -32602)
+        assert by_name["aask19"][:2] == ("error", -32603)
+        assert by_name["aopaque20"][:2] == ("error", -32603)
+        assert by_name["awhoami21"]["content"][0]["text"].endswith("tools/call 2025-11-25 True")
 
     run(main())
 
@@ -222,6 +277,33 @@ def test_a_cancelled_call_is_never_answered_and_serving_goes_on() -> None:
         await asyncio.sleep(0.05)
         assert not future.done()
         assert all(message.get("id") != 99 for message in transport.sent)
+
+    run(main())
+
+
+def test_a_cancelled_async_call_is_cancelled_where_it_awaits_and_never_answered() -> None:
+    async def main() -> None:
+        server, _ = make_server()
+        stopped: list[str] = []
+
+        @server.tool
+        async def linger() -> str:
+            try:
+                await asyncio.sleep(5)
+            except asyncio.CancelledError:
+                stopped.append("cancelled")
+                raise
+            return "late"
+
+        client, transport, _ = await open_session(server)
+        future = await client.send_request(98, "tools/call", {"name": "linger"})
+        await asyncio.sleep(0.05)  # the tool is awaiting
+        await client.cancel(98, "changed my mind")
+        assert (await outcome(client, "aecho", {"text": "after"}))["content"][0]["text"] == "after"
+        await asyncio.sleep(0.05)
+        assert stopped == ["cancelled"]
+        assert not future.done()
+        assert all(message.get("id") != 98 for message in transport.sent)
 
     run(main())
 

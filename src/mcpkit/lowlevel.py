@@ -454,11 +454,12 @@ class LowLevelServer:
 
     def start_now(
         self, request: jsonrpc.Request, scope: Scope, outbound: Outbound, conn: ServerConnection
-    ) -> asyncio.Future[Any] | None:
-        """Start an admitted request whose result a future can carry with no coroutine of its own,
-        if this one can be (the friendly server's ``def`` tools); ``None``: :meth:`handle` it.
-        The future's result is what :meth:`handle` would return, or its exception what it would
-        raise; cancelling the future cancels the request."""
+    ) -> Awaitable[Any] | None:
+        """Start an admitted request by a shorter way than :meth:`handle`, if this one has one (the
+        friendly server's plainest tool calls): a future that carries the result with no coroutine
+        of its own (``def`` tools), or one coroutine; ``None``: :meth:`handle` it. Its result is
+        what :meth:`handle` would return, or its exception what it would raise; cancelling it
+        cancels the request."""
         return None
 
     async def handle(

@@ -8,7 +8,7 @@ import contextlib
 import dataclasses
 import logging
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Final, TypedDict, Unpack, overload
 
 import msgspec
@@ -326,13 +326,16 @@ class ToolsAPI(ServerBase):
 
     def start_now(
         self, request: jsonrpc.Request, scope: Scope, outbound: Outbound, conn: ServerConnection
-    ) -> asyncio.Future[Any] | None:
-        """A ``tools/call`` of a plain ``def`` tool, as the future of its worker thread's job.
+    ) -> Awaitable[Any] | None:
+        """A ``tools/call`` of a plain tool: a ``def`` tool's as the future of its worker thread's
+        job, an ``async def`` tool's as one coroutine.
 
         Otherwise such a call is a task whose coroutines (``handle`` down to ``invoke``) wait for
         the thread and are resumed on the loop to shape its result: more than the tool itself costs
         when it is small. Here what they would do after the thread is done runs in the job's
-        *finish*, on the loop, and nothing is resumed. Only the plainest calls come this way (the
+        *finish*, on the loop, and nothing is resumed. An ``async def`` tool's call skips the
+        checks and lookups of :meth:`_handle` and :meth:`_call_tool` made here already, and its
+        Context when the tool takes none. Only the plainest calls come this way (the
         handshake era, no telemetry, timeout, rate limit, scopes or tasks, arguments that bind, and
         ``tools/call`` still answered by :meth:`_call_tool` and :meth:`_run_tool` as written here);
         every other takes :meth:`handle`, which answers the same call the same way.
@@ -346,7 +349,6 @@ class ToolsAPI(ServerBase):
         tool = self._tools.get(name) if isinstance(name, str) else None
         if (
             tool is None
-            or tool.signature.is_async  # the first test an async tool's call fails
             or self.telemetry is not None
             or "task" in params
             or tool.signature.inline
@@ -373,10 +375,16 @@ class ToolsAPI(ServerBase):
             kwargs = signature.bind(arguments)
         except ArgumentError:
             return None  # handle() answers it
-        meta = params.get("_meta")
-        ctx = Context(outbound, request.id, "tools/call", scope, meta if isinstance(meta, dict) else {}, conn)
-        for param in signature.skipped:
-            kwargs[param] = ctx
+        if signature.skipped:
+            meta = params.get("_meta")
+            ctx = Context(
+                outbound, request.id, "tools/call", scope, meta if isinstance(meta, dict) else {}, conn
+            )
+            for param in signature.skipped:
+                kwargs[param] = ctx
+        if signature.is_async:
+            call: Awaitable[dict[str, Any]] = self._call_now(tool.fn, kwargs, name, signature, scope)
+            return call
 
         def finish(exc: BaseException | None, value: Any) -> dict[str, Any]:
             # What _run_tool, _call_tool and handle() do with the thread's outcome.
@@ -393,6 +401,30 @@ class ToolsAPI(ServerBase):
             return shape_call_result(result, scope)
 
         return run_sync(tool.fn, kwargs, finish)
+
+    async def _call_now(
+        self,
+        fn: Callable[..., Any],
+        kwargs: dict[str, Any],
+        name: str,
+        signature: ToolSignature,
+        scope: Scope,
+    ) -> dict[str, Any]:
+        # What _run_tool, _call_tool and _handle do with an async tool's call, in one coroutine
+        # (the tool is called here, in the request's task, as there).
+        try:
+            value = await fn(**kwargs)
+        except ToolError as exc:
+            result = _error_result(str(exc))
+        except InputRequired:  # a BaseException: _run_tool lets it through, _handle answers it
+            raise InternalError("tools/call cannot ask the client for input") from None
+        except (RPCError, asyncio.CancelledError):
+            raise
+        except Exception as exc:
+            result = self._tool_failed(name, exc)
+        else:
+            result = _to_call_result(value, signature)
+        return shape_call_result(result, scope)
 
     # -- tasks -------------------------------------------------------------------------------------
 
