@@ -360,3 +360,30 @@ def test_a_subclass_overriding_run_tool_is_never_bypassed() -> None:
         assert Audited.calls == 1
 
     run(main())
+
+
+def test_a_subclass_overriding_handle_sees_every_tool_call() -> None:
+    seen: list[str] = []
+
+    class Audited(Server):
+        async def handle(self, request: Any, *args: Any) -> Any:
+            seen.append(request.method)
+            return await super().handle(request, *args)
+
+    async def main() -> None:
+        server = Audited("audited")
+
+        @server.tool
+        def echo(text: str) -> str:
+            return text
+
+        @server.tool
+        async def aecho(text: str) -> str:
+            return text
+
+        client, _, _ = await open_session(server)
+        assert (await outcome(client, "echo", {"text": "y"}))["content"][0]["text"] == "y"
+        assert (await outcome(client, "aecho", {"text": "z"}))["content"][0]["text"] == "z"
+        assert seen.count("tools/call") == 2
+
+    run(main())

@@ -378,7 +378,8 @@ class LowLevelServer:
         <mcpkit.session.Peer.deliver>`, then call :meth:`disconnect`."""
         conn = ServerConnection()
         peer: Peer
-        # handle() only adds telemetry to _handle(): without either, one coroutine fewer per request.
+        # handle() only adds telemetry to _handle(): without either, one coroutine fewer per request;
+        # and start_now's shorter ways are only for a handle() that is ours.
         plain_handle = type(self).handle is LowLevelServer.handle
 
         def on_request(request: jsonrpc.Request) -> Awaitable[Any]:
@@ -388,11 +389,12 @@ class LowLevelServer:
                 # Answered here, before the next message is read: whatever follows initialize on
                 # the wire must already see the negotiated session.
                 return ready(self._open_session(conn, scope, peer))
-            started = self.start_now(request, scope, peer, conn)
-            if started is not None:
-                return started
-            if plain_handle and self.telemetry is None:
-                return self._handle(request, scope, peer, conn)  # what handle() would await
+            if plain_handle:  # an overridden handle() sees every request
+                started = self.start_now(request, scope, peer, conn)
+                if started is not None:
+                    return started
+                if self.telemetry is None:
+                    return self._handle(request, scope, peer, conn)  # what handle() would await
             return self.handle(request, scope, peer, conn)
 
         async def on_notification(notification: jsonrpc.Notification) -> None:
