@@ -104,7 +104,10 @@ class ServerConnection:
             RemoteProtocolError: the text is not JSON (-32700) or not JSON-RPC (-32600), or it is a
                 batch where the negotiated revision has none.
         """
-        return self.accept(jsonrpc.decode(data))
+        decoded = jsonrpc.decode(data)
+        if type(decoded) is not list:  # accept()'s first test, made here: nearly every message
+            return decoded
+        return self.accept(decoded)
 
     def accept(
         self, decoded: jsonrpc.Event | list[jsonrpc.Event | RemoteProtocolError]
