@@ -236,3 +236,52 @@ def test_a_batch_of_one_is_answered_with_an_array() -> None:
         assert transport.sent == [([{"jsonrpc": "2.0", "id": 4, "result": {"n": 4}}], 4, True)]
 
     run(main())
+
+
+def test_a_handler_that_is_a_future_is_answered_from_it_without_a_task() -> None:
+    """on_request may return a future (a def tool's worker-thread job): its result, its error, or
+    its cancellation (no answer; a routed transport is told nothing is owed)."""
+    futures: dict[Any, asyncio.Future[Any]] = {}
+
+    def handler(request: Request) -> Any:
+        futures[request.id] = future = asyncio.get_running_loop().create_future()
+        return future
+
+    transport = Routed()
+    peer = Peer(transport, on_request=handler)
+
+    async def main() -> None:
+        for request_id in ("ok", "bad", "crash", "gone"):
+            await peer.deliver(Request(id=request_id, method="work"))
+        assert set(peer._running) == {"ok", "bad", "crash", "gone"}
+        futures["ok"].set_result({"n": 1})
+        futures["bad"].set_exception(InvalidParams("no"))
+        futures["crash"].set_exception(ValueError("boom"))
+        assert peer.cancel_incoming("gone")
+        for _ in range(5):
+            await asyncio.sleep(0)
+        assert not peer._running
+        by_id = {related: (message, final) for message, related, final in transport.sent}
+        assert by_id["ok"] == ({"jsonrpc": "2.0", "id": "ok", "result": {"n": 1}}, True)
+        assert by_id["bad"][0]["error"]["code"] == -32602
+        assert by_id["crash"][0]["error"]["code"] == -32603
+        assert by_id["gone"] == (None, True)
+
+    run(main())
+
+
+def test_a_future_still_running_is_waited_for_by_drain_and_then_cancelled() -> None:
+    def handler(request: Request) -> Any:
+        return asyncio.get_running_loop().create_future()  # never settled
+
+    transport = Routed()
+    peer = Peer(transport, on_request=handler)
+
+    async def main() -> None:
+        await peer.deliver(Request(id=1, method="work"))
+        await peer.drain(0.05)
+        await asyncio.sleep(0)
+        assert not peer._running
+        assert transport.sent == [(None, 1, True)]
+
+    run(main())

@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 from mcpkit import Context, ImageContent, TextContent
 from mcpkit._signature import ArgumentError, inspect_function
+from mcpkit._signature_types import to_json
 from mcpkit.types import CallToolResult, ContentBlock
 
 jsonschema = pytest.importorskip("jsonschema")
@@ -768,3 +769,37 @@ def test_a_signature_is_a_frozen_dataclass_that_replace_copies() -> None:
         f.name: getattr(sig, f.name) for f in dataclasses.fields(sig) if f.name != "inline"
     }
     assert inline.bind({"a": 2}) == {"a": 2} and inline.description == "Double."
+
+
+@given(
+    st.one_of(
+        st.text(),
+        st.integers(),
+        st.booleans(),
+        st.none(),
+        st.floats(),
+        st.lists(st.text()),
+        st.tuples(st.integers(), st.text()),
+        st.dictionaries(st.text(), st.integers()),
+    )
+)
+def test_to_json_answers_as_the_round_trip_through_json(value: Any) -> None:
+    # to_json returns the usual scalars as they are; everything else takes the round trip.
+    try:
+        expected = msgspec.json.decode(msgspec.json.encode(value))
+    except UnicodeEncodeError:
+        with pytest.raises(UnicodeEncodeError):  # a lone surrogate is refused either way
+            to_json(value)
+        return
+    got = to_json(value)
+    assert got == expected
+    assert type(got) is type(expected)
+
+
+def test_to_json_refuses_a_lone_surrogate_as_before() -> None:
+    with pytest.raises(UnicodeEncodeError):
+        to_json("\ud800")
+    with pytest.raises(UnicodeEncodeError):
+        to_json(["\ud800"])
+    assert to_json("naïve") == "naïve"
+    assert to_json(2**70) == 2**70

@@ -7,9 +7,11 @@ an older revision lacks, just before the result is sent. A client of 2024-11-05 
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Final
 
 from ._connection import Scope
+from ._versions import has
 
 __all__ = ["shape_call_result", "shape_listed", "shape_prompt_result", "shape_tool"]
 
@@ -40,7 +42,13 @@ def shape_tool(tool: dict[str, Any], scope: Scope) -> dict[str, Any]:
 
 
 def _knows_every_block(scope: Scope) -> bool:
-    return scope.has("resource_link") and scope.has("audio_content")
+    return _knows_every_block_of(scope.version)
+
+
+@functools.lru_cache(maxsize=64)
+def _knows_every_block_of(version: str) -> bool:
+    # Asked for every tools/call result: once per revision, then one cached lookup.
+    return has(version, "resource_link") and has(version, "audio_content")
 
 
 def shape_call_result(result: dict[str, Any], scope: Scope) -> dict[str, Any]:

@@ -104,7 +104,10 @@ class ServerConnection:
             RemoteProtocolError: the text is not JSON (-32700) or not JSON-RPC (-32600), or it is a
                 batch where the negotiated revision has none.
         """
-        return self.accept(jsonrpc.decode(data))
+        decoded = jsonrpc.decode(data)
+        if type(decoded) is not list:  # accept()'s first test, made here: nearly every message
+            return decoded
+        return self.accept(decoded)
 
     def accept(
         self, decoded: jsonrpc.Event | list[jsonrpc.Event | RemoteProtocolError]
@@ -149,7 +152,8 @@ class ServerConnection:
         if request.method == "server/discover":
             raise InvalidParams(f"server/discover requires _meta['{META_PROTOCOL_VERSION}']")
         if self.session is not None:
-            self.state = _AFTER_REQUEST[self.state]
+            if self.state is not State.READY:  # READY stays READY; and an Enum hashes in Python
+                self.state = _AFTER_REQUEST[self.state]
             return self.session
         if request.method in ALLOWED_BEFORE_INITIALIZED:
             return Scope(version=negotiate_handshake_version(None), era=Era.HANDSHAKE)

@@ -107,8 +107,22 @@ def parse(obj: object) -> Event:
     if obj.get("jsonrpc") != "2.0":
         raise RemoteProtocolError('"jsonrpc" must be exactly "2.0"', INVALID_REQUEST, _readable_id(obj))
     method = obj.get("method", UNSET)
-    if method is not UNSET:
-        return _parse_call(obj, method)
+    if method is not UNSET:  # a request or a notification: _parse_call's work, inline (every request)
+        rid = obj.get("id", UNSET)
+        if not isinstance(method, str):
+            raise RemoteProtocolError('"method" must be a string', INVALID_REQUEST, _readable_id(obj))
+        params = obj.get("params", UNSET)
+        if params is not UNSET and not isinstance(params, dict):
+            # JSON-RPC allows by-position params; MCP always uses an object.
+            raise RemoteProtocolError('"params" must be an object', INVALID_REQUEST, _readable_id(obj))
+        if rid is UNSET:
+            return Notification(method=method, params=params)
+        if type(rid) is not int and type(rid) is not str and not _is_id(rid):  # _is_id's usual cases first
+            # "Unlike base JSON-RPC, the ID MUST NOT be null." (basic/index, every revision)
+            raise RemoteProtocolError(
+                "a request id must be a string or an integer, not null", INVALID_REQUEST
+            )
+        return Request(id=rid, method=method, params=params)
     if "result" in obj:
         if "error" in obj:
             raise RemoteProtocolError("a response has either a result or an error", INVALID_REQUEST)
@@ -124,22 +138,6 @@ def parse(obj: object) -> Event:
             raise RemoteProtocolError("an error response id must be a string, an integer or null")
         return ErrorResponse(id=rid, error=error)
     raise RemoteProtocolError("not a request, notification or response", INVALID_REQUEST, _readable_id(obj))
-
-
-def _parse_call(obj: dict[str, Any], method: object) -> Request | Notification:
-    rid = obj.get("id", UNSET)
-    if not isinstance(method, str):
-        raise RemoteProtocolError('"method" must be a string', INVALID_REQUEST, _readable_id(obj))
-    params = obj.get("params", UNSET)
-    if params is not UNSET and not isinstance(params, dict):
-        # JSON-RPC allows by-position params; MCP always uses an object.
-        raise RemoteProtocolError('"params" must be an object', INVALID_REQUEST, _readable_id(obj))
-    if rid is UNSET:
-        return Notification(method=method, params=params)
-    if not _is_id(rid):
-        # "Unlike base JSON-RPC, the ID MUST NOT be null." (basic/index, every revision)
-        raise RemoteProtocolError("a request id must be a string or an integer, not null", INVALID_REQUEST)
-    return Request(id=rid, method=method, params=params)
 
 
 def decode(data: bytes | str) -> Event | list[Event | RemoteProtocolError]:

@@ -25,6 +25,7 @@ __all__ = [
     "ALLOWED_BEFORE_INITIALIZED",
     "CACHEABLE_METHODS",
     "METHODS",
+    "METHOD_FEATURES",
     "MRTR_METHODS",
     "Method",
     "capability_of",
@@ -80,9 +81,13 @@ CACHEABLE_METHODS: Final = frozenset(m.name for m in METHODS.values() if m.cache
 ALLOWED_BEFORE_INITIALIZED: Final = frozenset(m.name for m in METHODS.values() if m.before_init)
 
 
+#: What :func:`feature_of` answers, for the methods that need a feature (the server asks per request).
+METHOD_FEATURES: Final = {name: m.feature for name, m in METHODS.items() if m.feature is not None}
+
+
 def feature_of(method: str) -> str | None:
     """The feature a revision needs for *method* to exist, or ``None`` (exists wherever handled)."""
-    return METHODS.get(method, _UNKNOWN).feature
+    return METHOD_FEATURES.get(method)
 
 
 def capability_of(method: str) -> str | None:

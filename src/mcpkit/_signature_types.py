@@ -116,4 +116,9 @@ def rebuild(tp: Any, convert: Callable[[Any], Any]) -> Any:
 
 def to_json(value: Any) -> Any:
     """*value* as JSON's builtins only (to_builtins alone would keep tuples and non-string keys)."""
+    kind = type(value)
+    # The usual tool results are already JSON's own, and the round trip would give them back: an
+    # ASCII string (any other may hold a lone surrogate, which the encoder refuses), an int, a bool.
+    if (kind is str and value.isascii()) or kind is int or kind is bool or value is None:
+        return value
     return msgspec.json.decode(msgspec.json.encode(value))

@@ -4,8 +4,10 @@ A :class:`Peer` owns one transport. Its read loop decodes each message once and 
 
 * a response settles the future of the request it answers;
 * a request runs its handler in a task of its own (so a slow tool never holds up the others), and
-  the handler's return value or ``RPCError`` goes back as the answer;
-* ``notifications/cancelled`` cancels that task, and then no answer is sent, as the spec requires;
+  the handler's return value or ``RPCError`` goes back as the answer; a handler that is a future
+  already (a ``def`` tool's worker-thread job) needs no task, and is answered from its done-callback;
+* ``notifications/cancelled`` cancels that task (or future), and then no answer is sent, as the
+  spec requires;
 * any other notification goes to the notification callback, in arrival order.
 
 Transports with a read loop (stdio, memory, the client's HTTP) are driven by :meth:`Peer.run`. A
@@ -128,7 +130,8 @@ class Peer:
         self._decode = decode
         self._next_id = 0
         self._waiting: dict[jsonrpc.RequestId, asyncio.Future[Any]] = {}
-        self._running: dict[jsonrpc.RequestId, asyncio.Task[None]] = {}
+        # Requests being handled: each a task, or the future of a handler that is one already.
+        self._running: dict[jsonrpc.RequestId, asyncio.Future[Any]] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
         self._closed: BaseException | None = None
         # The loop, once known: asyncio.get_running_loop() costs a getpid() system call, and the hot
@@ -137,6 +140,9 @@ class Peer:
         self.closed = asyncio.Event()
         # Checked once: a routed transport is told what each message belongs to.
         self._routed = transport if isinstance(transport, RoutedTransport) else None
+        # A transport that can take a message without waiting, when it can (stdio): answers go
+        # through it with no coroutine (see StdioServerTransport.send_nowait).
+        self._send_nowait: Callable[[bytes], bool] | None = getattr(transport, "send_nowait", None)
 
     # -- sending -----------------------------------------------------------------------------------
 
@@ -236,12 +242,17 @@ class Peer:
 
     async def run(self) -> None:
         """Read and route messages until the transport ends; then fail what still waits."""
+        # A transport that reads many messages at once hands over those it holds without a
+        # coroutine each (stdio: the lines of one chunk); receive() when it holds none.
+        receive_nowait: Callable[[], bytes | None] | None = getattr(self.transport, "receive_nowait", None)
         try:
             while True:
-                try:
-                    data = await self.transport.receive()
-                except EOFError:
-                    break
+                data = receive_nowait() if receive_nowait is not None else None
+                if data is None:
+                    try:
+                        data = await self.transport.receive()
+                    except EOFError:
+                        break
                 pending = self._route(data)
                 if pending is not None:
                     await pending
@@ -282,8 +293,9 @@ class Peer:
 
     async def drain(self, grace: float) -> None:
         """Let requests still being handled finish for up to *grace* seconds, then cancel them."""
-        if self._tasks:
-            _, pending = await asyncio.wait(list(self._tasks), timeout=grace)
+        working = self._tasks.union(self._running.values())
+        if working:
+            _, pending = await asyncio.wait(working, timeout=grace)
             for task in pending:
                 task.cancel()
             if pending:
@@ -300,6 +312,9 @@ class Peer:
             events = self._decode(data)
         except RemoteProtocolError as exc:
             return self._send_quietly(error_response(exc.request_id, exc))
+        if type(events) is jsonrpc.Request:  # nearly every message: _dispatch's first case, inline
+            self._start(events)
+            return None
         return self._dispatch(events)
 
     def decode(self, data: bytes) -> jsonrpc.Event | list[jsonrpc.Event | RemoteProtocolError]:
@@ -371,28 +386,71 @@ class Peer:
         return None
 
     def _start(self, request: jsonrpc.Request) -> None:
-        refusal = self._refusal(request)
-        if refusal is not None:
-            self._spawn(self._send_quietly(refusal, request.id, True))
-            return
+        if request.id in self._running or (
+            self.max_in_flight is not None and len(self._running) >= self.max_in_flight
+        ):  # the test of _refusal, made here first: it passes for nearly every request
+            refusal = self._refusal(request)
+            if refusal is not None:
+                self._send_answer(refusal, request.id)
+                return
         try:
-            work = self._handle(request)
+            work = self._on_request(request) if self._on_request is not None else self._handle(request)
         except Exception as exc:  # an RPCError is the answer; anything else a bug, answered -32603
-            self._spawn(self._send_quietly(error_response(request.id, exc), request.id, True))
+            self._send_answer(error_response(request.id, exc), request.id)
             return
         request_id = request.id
-        task = self._spawn(self._answer(request_id, work))
+        if isinstance(work, asyncio.Future):
+            # A handler that is already a future (a def tool on a worker thread) needs no task:
+            # its answer is sent from its done-callback.
+            self._running[request_id] = work
+            work.add_done_callback(self._answerer(request_id))
+            return
+        # Not _spawn: a request's task is kept (and waited for by drain) through _running already.
+        task = (self._loop or self._event_loop()).create_task(self._answer(request_id, work))
         self._running[request_id] = task
 
         def forget(done: asyncio.Task[Any]) -> None:
             self._running.pop(request_id, None)
-            _close(work)
-            if done.cancelled() and self._routed is not None:
-                # Cancelled before its first step, so _answer never ran: the routed transport
-                # still waits to hear that nothing is owed (an HTTP POST would hang otherwise).
-                self._spawn(self._send_quietly(_NO_ANSWER, request_id, True))
+            if done.cancelled():  # else _answer ran, and awaited work: nothing to close
+                _close(work)
+                if self._routed is not None:
+                    # Cancelled before its first step, so _answer never ran: the routed transport
+                    # still waits to hear that nothing is owed (an HTTP POST would hang otherwise).
+                    self._spawn(self._send_quietly(_NO_ANSWER, request_id, True))
 
         task.add_done_callback(forget)
+
+    def _answerer(self, request_id: jsonrpc.RequestId) -> Callable[[asyncio.Future[Any]], None]:
+        """The done-callback answering *request_id* from a future, as :meth:`_answer` and
+        :func:`_outcome` do from a coroutine."""
+
+        def answer(done: asyncio.Future[Any]) -> None:
+            self._running.pop(request_id, None)
+            message: bytes | None = None
+            if not done.cancelled():
+                exc = done.exception()
+                if exc is None:
+                    message = result_response(request_id, done.result())
+                elif isinstance(exc, Exception):
+                    message = error_response(request_id, exc)
+                elif isinstance(exc, (KeyboardInterrupt, SystemExit)):
+                    raise exc  # as out of a task: the loop stops
+                elif not isinstance(exc, asyncio.CancelledError):
+                    # What a task would keep unanswered, with its exception logged.
+                    logger.error("handler for request %r failed", request_id, exc_info=exc)
+            if message is not None:
+                self._send_answer(message, request_id)
+            elif self._routed is not None:
+                self._send_answer(_NO_ANSWER, request_id)
+
+        return answer
+
+    def _send_answer(self, message: bytes, request_id: jsonrpc.RequestId | None) -> None:
+        """Send the last message of a request without waiting: at once where the transport can
+        take it now, else from a task of its own."""
+        if self._routed is None and self._send_nowait is not None and self._send_nowait(message):
+            return
+        self._spawn(self._send_quietly(message, request_id, True))
 
     def _handle(self, request: jsonrpc.Request) -> Awaitable[Any]:
         if self._on_request is None:
@@ -400,8 +458,19 @@ class Peer:
         return self._on_request(request)
 
     async def _answer(self, request_id: jsonrpc.RequestId, work: Awaitable[Any]) -> None:
-        answer = await _outcome(request_id, work)
+        # What _outcome does, written out: one coroutine fewer per request.
+        answer: bytes | None
+        try:
+            result = await work
+        except asyncio.CancelledError:
+            answer = None
+        except Exception as exc:
+            answer = error_response(request_id, exc)
+        else:
+            answer = result_response(request_id, result)
         if answer is not None:
+            if self._routed is None and self._send_nowait is not None and self._send_nowait(answer):
+                return  # taken at once: no coroutine of the transport's to run
             await self._send_quietly(answer, request_id, True)
         elif self._routed is not None:
             await self._send_quietly(_NO_ANSWER, request_id, True)

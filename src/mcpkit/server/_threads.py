@@ -42,9 +42,17 @@ _IDLE_SECONDS: Final = 30.0
 #: gets it within one, and must not be taken for a worker held up by its job.
 _WATCH_SECONDS: Final = 2 * sys.getswitchinterval()
 
-_Outcome = tuple["asyncio.Future[Any]", BaseException | None, Any]
+#: Turns a job's outcome (its exception, or its value) into the future's result, on the loop; may
+#: raise, and then the future holds what it raised.
+Finish = Callable[[BaseException | None, Any], Any]
+_Outcome = tuple["asyncio.Future[Any]", BaseException | None, Any, Finish | None]
 _Job = tuple[
-    asyncio.AbstractEventLoop, "asyncio.Future[Any]", contextvars.Context, Callable[..., Any], dict[str, Any]
+    asyncio.AbstractEventLoop,
+    "asyncio.Future[Any]",
+    contextvars.Context,
+    Callable[..., Any],
+    dict[str, Any],
+    Finish | None,
 ]
 
 
@@ -82,14 +90,18 @@ class _Pool:
         self._taken = 0  # jobs taken so far: the watchdog's sign of progress (a lost count is harmless)
 
     def submit(
-        self, loop: asyncio.AbstractEventLoop, fn: Callable[..., Any], kwargs: dict[str, Any]
+        self,
+        loop: asyncio.AbstractEventLoop,
+        fn: Callable[..., Any],
+        kwargs: dict[str, Any],
+        finish: Finish | None = None,
     ) -> asyncio.Future[Any]:
         future = loop.create_future()
         outgoing = self._outgoing.get(loop)
         if outgoing is None:
             outgoing = self._outgoing[loop] = []
             loop.call_soon(self._hand_over, loop)
-        outgoing.append((loop, future, contextvars.copy_context(), fn, kwargs))
+        outgoing.append((loop, future, contextvars.copy_context(), fn, kwargs, finish))
         return future
 
     def _hand_over(self, loop: asyncio.AbstractEventLoop) -> None:
@@ -128,7 +140,7 @@ class _Pool:
         wake.acquire()
         while True:
             try:
-                loop, future, context, fn, kwargs = jobs.popleft()
+                loop, future, context, fn, kwargs, finish = jobs.popleft()
             except IndexError:
                 with lock:
                     if jobs:  # a job came as the deque emptied: take it
@@ -147,14 +159,14 @@ class _Pool:
             outcome: _Outcome
             ran = not future.cancelled()  # a timeout or a disconnect came first (racy, and harmless)
             if not ran:
-                outcome = (future, None, None)
+                outcome = (future, None, None, None)
             else:
                 with lock:
                     self._running += 1
                 try:
-                    outcome = (future, None, context.run(fn, **kwargs))
+                    outcome = (future, None, context.run(fn, **kwargs), finish)
                 except BaseException as exc:  # handed to the awaiting task as it is
-                    outcome = (future, exc, None)
+                    outcome = (future, exc, None, finish)
             with lock:
                 if ran:
                     self._running -= 1
@@ -169,14 +181,19 @@ class _Pool:
                 except RuntimeError:  # the loop is closed: nobody waits for these any more
                     with lock:
                         done.pop(loop, None)
-            del loop, future, context, fn, kwargs, outcome, finished
+            del loop, future, context, fn, kwargs, finish, outcome, finished
 
     def _settle(self, loop: asyncio.AbstractEventLoop) -> None:
         with self._lock:
             finished = self._done.pop(loop, ())
-        for future, exc, value in finished:
+        for future, exc, value, finish in finished:
             if future.cancelled():
                 continue
+            if finish is not None:
+                try:
+                    exc, value = None, finish(exc, value)
+                except BaseException as failure:
+                    exc = failure
             if exc is None:
                 future.set_result(value)
             else:
@@ -196,6 +213,13 @@ atexit.register(_pool.wait_for_running)
 os.register_at_fork(after_in_child=_pool.reset)  # `mcpkit run --workers N` forks
 
 
-def run_sync(fn: Callable[..., Any], kwargs: dict[str, Any]) -> asyncio.Future[Any]:
-    """Run ``fn(**kwargs)`` on a worker thread, in a copy of the current context; await the result."""
-    return _pool.submit(asyncio.get_running_loop(), fn, kwargs)
+def run_sync(
+    fn: Callable[..., Any], kwargs: dict[str, Any], finish: Finish | None = None
+) -> asyncio.Future[Any]:
+    """Run ``fn(**kwargs)`` on a worker thread, in a copy of the current context; await the result.
+
+    *finish*, if given, is called on the loop with the call's outcome (its exception or ``None``,
+    and its value) and its return value (or what it raises) is the future's: work that would
+    otherwise need a coroutine resumed on the loop after the thread is done.
+    """
+    return _pool.submit(asyncio.get_running_loop(), fn, kwargs, finish)

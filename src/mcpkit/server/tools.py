@@ -8,14 +8,17 @@ import contextlib
 import dataclasses
 import logging
 import string
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Final, TypedDict, Unpack, overload
 
 import msgspec
 
+from .. import _jsonrpc as jsonrpc
 from .._compat import shape_call_result, shape_tool
+from .._connection import Scope, ServerConnection
 from .._errors import (
     ConnectionClosed,
+    InternalError,
     InvalidParams,
     InvalidRequest,
     MethodNotFound,
@@ -24,7 +27,7 @@ from .._errors import (
     ToolError,
 )
 from .._headers import mirrored_parameters
-from .._mrtr import BecomeTask
+from .._mrtr import BecomeTask, InputRequired
 from .._signature import ArgumentError, ToolSignature, inspect_function
 from ..context import Context
 from ..tasks import RELATED_TASK, TASKS_EXTENSION, TERMINAL, TaskRecord, requestor
@@ -37,10 +40,11 @@ from ..types import (
 )
 
 if TYPE_CHECKING:
-    pass
+    from ..kernel import Outbound
 
 from .._pagination import page, paginate
 from ._base import F, RateLimit, RegisteredTool, ServerBase, TaskSupport, declares_tasks, invoke
+from ._threads import run_sync
 from .apps import Visibility, app_only, tool_ui_meta
 
 logger = logging.getLogger("mcpkit.server")
@@ -323,6 +327,108 @@ class ToolsAPI(ServerBase):
         result = await self._run_tool(tool, name, arguments, ctx)
         return shape_call_result(result, ctx.scope)
 
+    def start_now(
+        self, request: jsonrpc.Request, scope: Scope, outbound: Outbound, conn: ServerConnection
+    ) -> Awaitable[Any] | None:
+        """A ``tools/call`` of a plain tool: a ``def`` tool's as the future of its worker thread's
+        job, an ``async def`` tool's as one coroutine.
+
+        Otherwise such a call is a task whose coroutines (``handle`` down to ``invoke``) wait for
+        the thread and are resumed on the loop to shape its result: more than the tool itself costs
+        when it is small. Here what they would do after the thread is done runs in the job's
+        *finish*, on the loop, and nothing is resumed. An ``async def`` tool's call skips the
+        checks and lookups of :meth:`_handle` and :meth:`_call_tool` made here already, and its
+        Context when the tool takes none. Only the plainest calls come this way (the
+        handshake era, no telemetry, timeout, rate limit, scopes or tasks, arguments that bind, and
+        ``tools/call`` still answered by :meth:`_call_tool` and :meth:`_run_tool` as written here);
+        every other takes :meth:`handle`, which answers the same call the same way.
+        """
+        if request.method != "tools/call" or scope.stateless:
+            return None
+        params = request.params
+        if not isinstance(params, dict):
+            return None
+        name: Any = params.get("name")  # a str wherever a tool is found
+        tool = self._tools.get(name) if isinstance(name, str) else None
+        if (
+            tool is None
+            or self.telemetry is not None
+            or "task" in params
+            or tool.signature.inline
+            or tool.timeout is not None
+            or self.tool_timeout is not None
+            or tool.rate_limit is not None
+            or tool.scopes
+            or tool.task_support != "forbidden"
+        ):
+            return None
+        # What handle() would run must be ours, not a handler set in its place or an override.
+        handler = self._handlers.get("tools/call")
+        if (
+            getattr(handler, "__func__", None) is not ToolsAPI._call_tool
+            or getattr(handler, "__self__", None) is not self
+            or type(self)._run_tool is not ToolsAPI._run_tool
+        ):
+            return None
+        arguments = params.get("arguments")
+        if arguments is not None and not isinstance(arguments, dict):
+            return None
+        signature = tool.signature
+        try:
+            kwargs = signature.bind(arguments)
+        except ArgumentError:
+            return None  # handle() answers it
+        if signature.skipped:
+            meta = params.get("_meta")
+            ctx = Context(
+                outbound, request.id, "tools/call", scope, meta if isinstance(meta, dict) else {}, conn
+            )
+            for param in signature.skipped:
+                kwargs[param] = ctx
+        if signature.is_async:
+            call: Awaitable[dict[str, Any]] = self._call_now(tool.fn, kwargs, name, signature, scope)
+            return call
+
+        def finish(exc: BaseException | None, value: Any) -> dict[str, Any]:
+            # What _run_tool, _call_tool and handle() do with the thread's outcome.
+            if exc is None:
+                result = _to_call_result(value, signature)
+            elif isinstance(exc, ToolError):
+                result = _error_result(str(exc))
+            elif isinstance(exc, InputRequired):
+                raise InternalError("tools/call cannot ask the client for input") from None
+            elif isinstance(exc, RPCError) or not isinstance(exc, Exception):
+                raise exc
+            else:
+                result = self._tool_failed(name, exc)
+            return shape_call_result(result, scope)
+
+        return run_sync(tool.fn, kwargs, finish)
+
+    async def _call_now(
+        self,
+        fn: Callable[..., Any],
+        kwargs: dict[str, Any],
+        name: str,
+        signature: ToolSignature,
+        scope: Scope,
+    ) -> dict[str, Any]:
+        # What _run_tool, _call_tool and _handle do with an async tool's call, in one coroutine
+        # (the tool is called here, in the request's task, as there).
+        try:
+            value = await fn(**kwargs)
+        except ToolError as exc:
+            result = _error_result(str(exc))
+        except InputRequired:  # a BaseException: _run_tool lets it through, _handle answers it
+            raise InternalError("tools/call cannot ask the client for input") from None
+        except (RPCError, asyncio.CancelledError):
+            raise
+        except Exception as exc:
+            result = self._tool_failed(name, exc)
+        else:
+            result = _to_call_result(value, signature)
+        return shape_call_result(result, scope)
+
     # -- tasks -------------------------------------------------------------------------------------
 
     async def _start_task(
@@ -408,7 +514,9 @@ class ToolsAPI(ServerBase):
         timeout = tool.timeout if tool.timeout is not None else self.tool_timeout
         deadline: asyncio.Timeout | None = None
         try:
-            if timeout is None:  # the hot path: no extra task, timer or lock
+            if timeout is None and signature.is_async and not signature.skipped:
+                value = await tool.fn(**kwargs)  # the hot path: what invoke() does, inline
+            elif timeout is None:  # no extra task, timer or lock
                 value = await invoke(tool.fn, signature, kwargs, ctx)
             else:
                 # asyncio.timeout cancels this task at the deadline: an async tool is cancelled
@@ -423,17 +531,21 @@ class ToolsAPI(ServerBase):
             if deadline is not None and isinstance(exc, TimeoutError) and deadline.expired():
                 logger.warning("tool %r timed out after %g s", name, timeout)
                 return _error_result(f"Tool {name} timed out after {timeout:g} s")
-            if isinstance(exc, ConnectionClosed):
-                # Mostly the client went away while the tool was sending to it: nothing is wrong
-                # with the server, and the answer below will be dropped quietly.
-                logger.info("tool %r stopped: %s", name, exc)
-            else:
-                # The traceback is for the server's operator; the peer gets one line (or less).
-                logger.error("tool %r raised %s", name, type(exc).__name__, exc_info=exc)
-            if self.mask_errors:
-                return _error_result(f"Error executing tool {name}")
-            return _error_result(f"Error executing tool {name}: {type(exc).__name__}: {exc}")
+            return self._tool_failed(name, exc)
         return _to_call_result(value, signature)
+
+    def _tool_failed(self, name: str, exc: Exception) -> dict[str, Any]:
+        """The tool error result answering a tool that raised *exc* (logged here)."""
+        if isinstance(exc, ConnectionClosed):
+            # Mostly the client went away while the tool was sending to it: nothing is wrong
+            # with the server, and the answer below will be dropped quietly.
+            logger.info("tool %r stopped: %s", name, exc)
+        else:
+            # The traceback is for the server's operator; the peer gets one line (or less).
+            logger.error("tool %r raised %s", name, type(exc).__name__, exc_info=exc)
+        if self.mask_errors:
+            return _error_result(f"Error executing tool {name}")
+        return _error_result(f"Error executing tool {name}: {type(exc).__name__}: {exc}")
 
 
 def _without_output(signature: ToolSignature) -> ToolSignature:

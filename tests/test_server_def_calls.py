@@ -1,0 +1,389 @@
+"""``tools/call`` of a plain tool by ``ToolsAPI.start_now``.
+
+A ``def`` tool's call is the future of its worker thread's job, with no task, and its answer is sent
+from that future's done-callback; an ``async def`` tool's is one coroutine, without ``_handle`` and
+``_call_tool``. These tests hold it to the general path (a task awaiting :meth:`handle`): the same
+answers for every outcome, the calls it must leave to the general path, cancellation by
+``notifications/cancelled`` and by the client going away, and a transport that cannot take an
+answer at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from typing import Any
+
+import pytest
+
+from mcpkit import Context, InvalidParams, RPCError, Server, ToolError
+from mcpkit._mrtr import InputRequired
+from mcpkit.session import Peer
+from mcpkit.transports.memory import MemoryTransport
+
+VERSION = "2025-11-25"
+
+
+def run(coro: Any) -> Any:
+    return asyncio.run(asyncio.wait_for(coro, 10))
+
+
+class NowaitTransport(MemoryTransport):
+    """A memory transport that, like stdio's, can take a message without waiting (unless told not to)."""
+
+    def __init__(self, inbox: asyncio.Queue[bytes], outbox: asyncio.Queue[bytes]) -> None:
+        super().__init__(inbox, outbox)
+        self.accepting = True
+        self.sent: list[dict[str, Any]] = []
+        self.taken_at_once = 0
+
+    def send_nowait(self, message: bytes) -> bool:
+        if not self.accepting or self._closed:
+            return False
+        self.taken_at_once += 1
+        self.sent.append(json.loads(message))
+        self._outbox.put_nowait(message)
+        return True
+
+    async def send(self, message: bytes) -> None:
+        self.sent.append(json.loads(message))
+        await super().send(message)
+
+
+def make_server(**options: Any) -> tuple[Server, threading.Event]:
+    server = Server("defs", "1.0", **options)
+    gate = threading.Event()
+
+    @server.tool
+    def echo(text: str) -> str:
+        return text
+
+    @server.tool
+    def total(a: int, b: int) -> int:
+        return a + b
+
+    @server.tool
+    def refuse() -> str:
+        raise ToolError("not today")
+
+    @server.tool
+    def explode() -> str:
+        raise RuntimeError("kaboom")
+
+    @server.tool
+    def invalid() -> str:
+        raise InvalidParams("bad input", {"field": "x"})
+
+    @server.tool
+    def ask() -> str:
+        raise InputRequired({})
+
+    @server.tool
+    def opaque() -> Any:
+        return object()  # cannot be shaped into content: answered -32603
+
+    @server.tool
+    def whoami(ctx: Context) -> str:
+        return f"{ctx.request_id} {ctx.method} {ctx.protocol_version} {ctx.connection is not None}"
+
+    @server.tool
+    def wait() -> str:
+        gate.wait(5)
+        return "late"
+
+    @server.tool(timeout=5)
+    def timed() -> str:
+        return "in time"
+
+    @server.tool(rate_limit="100/s")
+    def limited() -> str:
+        return "allowed"
+
+    @server.tool(task_support="optional")
+    def tasky() -> str:
+        return "as a call"
+
+    @server.tool(blocking=False)
+    def inline() -> str:
+        return "on the loop"
+
+    @server.tool
+    async def aecho(text: str) -> str:
+        return text
+
+    @server.tool
+    async def atotal(a: int, b: int) -> int:
+        return a + b
+
+    @server.tool
+    async def arefuse() -> str:
+        raise ToolError("not today")
+
+    @server.tool
+    async def aexplode() -> str:
+        raise RuntimeError("kaboom")
+
+    @server.tool
+    async def ainvalid() -> str:
+        raise InvalidParams("bad input", {"field": "x"})
+
+    @server.tool
+    async def aask() -> str:
+        raise InputRequired({})
+
+    @server.tool
+    async def aopaque() -> Any:
+        return object()
+
+    @server.tool
+    async def awhoami(ctx: Context) -> str:
+        return f"{ctx.request_id} {ctx.method} {ctx.protocol_version} {ctx.connection is not None}"
+
+    @server.tool(timeout=5)
+    async def atimed() -> str:
+        return "in time"
+
+    @server.tool(task_support="optional")
+    async def atasky() -> str:
+        return "as a call"
+
+    return server, gate
+
+
+#: (tool, arguments, whether start_now takes it)
+CALLS: list[tuple[str, Any, bool]] = [
+    ("echo", {"text": "hi"}, True),
+    ("total", {"a": 2, "b": 3}, True),
+    ("refuse", {}, True),
+    ("explode", {}, True),
+    ("invalid", {}, True),
+    ("ask", {}, True),
+    ("whoami", None, True),
+    ("opaque", {}, True),
+    ("echo", {"text": 5}, False),  # arguments that do not bind: answered by the general path
+    ("echo", [1], False),
+    ("timed", {}, False),
+    ("limited", {}, False),
+    ("tasky", {}, False),
+    ("inline", {}, False),
+    ("aecho", {"text": "hi"}, True),  # async tools: one coroutine, no _handle or _call_tool
+    ("atotal", {"a": 2, "b": 3}, True),
+    ("arefuse", {}, True),
+    ("aexplode", {}, True),
+    ("ainvalid", {}, True),
+    ("aask", {}, True),
+    ("aopaque", {}, True),
+    ("awhoami", None, True),
+    ("aecho", {"text": 5}, False),
+    ("atimed", {}, False),
+    ("atasky", {}, False),
+    ("missing", {}, False),
+]
+
+
+async def open_session(server: Server) -> tuple[Peer, NowaitTransport, asyncio.Task[None]]:
+    to_server: asyncio.Queue[bytes] = asyncio.Queue()
+    to_client: asyncio.Queue[bytes] = asyncio.Queue()
+    ours = MemoryTransport(to_client, to_server)
+    theirs = NowaitTransport(to_server, to_client)
+    client = Peer(ours)
+    asyncio.ensure_future(client.run())
+    serving = asyncio.ensure_future(server.serve(theirs, drain_seconds=0.2))
+    await client.request(
+        "initialize",
+        {"protocolVersion": VERSION, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+    )
+    await client.notify("notifications/initialized")
+    return client, theirs, serving
+
+
+async def outcome(client: Peer, name: str, arguments: Any) -> Any:
+    params: dict[str, Any] = {"name": name}
+    if arguments is not None:
+        params["arguments"] = arguments
+    try:
+        return await client.request("tools/call", params)
+    except RPCError as exc:
+        return ("error", exc.code, exc.message, exc.data)
+
+
+@pytest.mark.parametrize("options", [{}, {"mask_errors": True}], ids=["plain", "masked"])
+def test_every_outcome_is_answered_as_the_general_path_answers_it(options: dict[str, Any]) -> None:
+    async def answers(fast: bool) -> tuple[list[Any], list[bool]]:
+        server, _ = make_server(**options)
+        taken: list[bool] = []
+        start_now = server.start_now
+
+        def spy(*args: Any) -> Any:
+            started = start_now(*args) if fast else None
+            taken.append(started is not None)
+            return started
+
+        server.start_now = spy  # type: ignore[method-assign,assignment]
+        client, _, _ = await open_session(server)
+        results = [await outcome(client, name, arguments) for name, arguments, _ in CALLS]
+        return results, taken
+
+    async def main() -> None:
+        fast, taken = await answers(True)
+        general, _ = await answers(False)
+        assert fast == general
+        assert taken == [expected for _, _, expected in CALLS]
+        by_name = dict(zip([f"{name}{i}" for i, (name, _, _) in enumerate(CALLS)], fast, strict=True))
+        assert by_name["echo0"]["content"] == [{"type": "text", "text": "hi"}]
+        assert by_name["total1"]["structuredContent"] == {"result": 5}
+        assert by_name["refuse2"]["isError"] is True
+        assert by_name["invalid4"][:2] == ("error", -32602)
+        assert by_name["ask5"][:2] == ("error", -32603)
+        assert by_name["opaque7"][:2] == ("error", -32603)
+        assert by_name["aecho14"]["content"] == [{"type": "text", "text": "hi"}]
+        assert by_name["atotal15"]["structuredContent"] == {"result": 5}
+        assert by_name["arefuse16"]["isError"] is True
+        assert "kaboom" in by_name["aexplode17"]["content"][0]["text"] or options
+        assert by_name["ainvalid18"][:2] == ("error", -32602)
+        assert by_name["aask19"][:2] == ("error", -32603)
+        assert by_name["aopaque20"][:2] == ("error", -32603)
+        assert by_name["awhoami21"]["content"][0]["text"].endswith("tools/call 2025-11-25 True")
+
+    run(main())
+
+
+def test_answers_go_through_send_nowait_and_fall_back_to_send() -> None:
+    async def main() -> None:
+        server, _ = make_server()
+        client, transport, _ = await open_session(server)
+        before = transport.taken_at_once
+        assert (await outcome(client, "echo", {"text": "a"}))["content"] == [{"type": "text", "text": "a"}]
+        assert transport.taken_at_once == before + 1
+        transport.accepting = False  # as stdio over its high-water mark: the answer waits in a task
+        assert (await outcome(client, "echo", {"text": "b"}))["content"] == [{"type": "text", "text": "b"}]
+        assert (await outcome(client, "aecho", {"text": "c"}))["content"] == [{"type": "text", "text": "c"}]
+        assert transport.taken_at_once == before + 1
+
+    run(main())
+
+
+def test_a_cancelled_call_is_never_answered_and_serving_goes_on() -> None:
+    async def main() -> None:
+        server, gate = make_server()
+        client, transport, _ = await open_session(server)
+        future = await client.send_request(99, "tools/call", {"name": "wait"})
+        await asyncio.sleep(0.05)  # the job is running on its thread
+        await client.cancel(99, "changed my mind")
+        await asyncio.sleep(0.05)
+        gate.set()
+        assert (await outcome(client, "echo", {"text": "after"}))["content"][0]["text"] == "after"
+        await asyncio.sleep(0.05)
+        assert not future.done()
+        assert all(message.get("id") != 99 for message in transport.sent)
+
+    run(main())
+
+
+def test_a_cancelled_async_call_is_cancelled_where_it_awaits_and_never_answered() -> None:
+    async def main() -> None:
+        server, _ = make_server()
+        stopped: list[str] = []
+
+        @server.tool
+        async def linger() -> str:
+            try:
+                await asyncio.sleep(5)
+            except asyncio.CancelledError:
+                stopped.append("cancelled")
+                raise
+            return "late"
+
+        client, transport, _ = await open_session(server)
+        future = await client.send_request(98, "tools/call", {"name": "linger"})
+        await asyncio.sleep(0.05)  # the tool is awaiting
+        await client.cancel(98, "changed my mind")
+        assert (await outcome(client, "aecho", {"text": "after"}))["content"][0]["text"] == "after"
+        await asyncio.sleep(0.05)
+        assert stopped == ["cancelled"]
+        assert not future.done()
+        assert all(message.get("id") != 98 for message in transport.sent)
+
+    run(main())
+
+
+def test_a_call_running_when_the_client_goes_away_is_cancelled_after_the_grace() -> None:
+    async def main() -> None:
+        server, gate = make_server()
+        client, transport, serving = await open_session(server)
+        await client.send_request(7, "tools/call", {"name": "wait"})
+        await asyncio.sleep(0.05)
+        await client.transport.aclose()
+        await asyncio.wait_for(serving, 5)  # drain_seconds=0.2, then the call is cancelled
+        gate.set()
+        assert all(message.get("id") != 7 for message in transport.sent)
+
+    run(main())
+
+
+def test_a_tools_call_handler_set_in_place_of_ours_is_never_bypassed() -> None:
+    async def main() -> None:
+        server, _ = make_server()
+        seen: list[str] = []
+        original = server._call_tool
+
+        async def audited(params: dict[str, Any], ctx: Context) -> dict[str, Any]:
+            seen.append(params["name"])
+            return await original(params, ctx)
+
+        server.set_handler("tools/call", audited)
+        client, _, _ = await open_session(server)
+        assert (await outcome(client, "echo", {"text": "x"}))["content"][0]["text"] == "x"
+        assert seen == ["echo"]
+
+    run(main())
+
+
+def test_a_subclass_overriding_run_tool_is_never_bypassed() -> None:
+    class Audited(Server):
+        calls = 0
+
+        async def _run_tool(self, *args: Any) -> dict[str, Any]:
+            Audited.calls += 1
+            return await super()._run_tool(*args)
+
+    async def main() -> None:
+        server = Audited("audited")
+
+        @server.tool
+        def echo(text: str) -> str:
+            return text
+
+        client, _, _ = await open_session(server)
+        assert (await outcome(client, "echo", {"text": "y"}))["content"][0]["text"] == "y"
+        assert Audited.calls == 1
+
+    run(main())
+
+
+def test_a_subclass_overriding_handle_sees_every_tool_call() -> None:
+    seen: list[str] = []
+
+    class Audited(Server):
+        async def handle(self, request: Any, *args: Any) -> Any:
+            seen.append(request.method)
+            return await super().handle(request, *args)
+
+    async def main() -> None:
+        server = Audited("audited")
+
+        @server.tool
+        def echo(text: str) -> str:
+            return text
+
+        @server.tool
+        async def aecho(text: str) -> str:
+            return text
+
+        client, _, _ = await open_session(server)
+        assert (await outcome(client, "echo", {"text": "y"}))["content"][0]["text"] == "y"
+        assert (await outcome(client, "aecho", {"text": "z"}))["content"][0]["text"] == "z"
+        assert seen.count("tools/call") == 2
+
+    run(main())
