@@ -435,3 +435,97 @@ def test_request_headers_decode_lowercase_strip_and_stay_bounded() -> None:
     for i in range(3 * _asgi._HEADER_CACHE_ENTRIES):
         assert _asgi.request_headers([(b"x-id", b"%d" % i)]) == {"x-id": str(i)}
         assert len(_asgi._HEADER_CACHE) <= _asgi._HEADER_CACHE_ENTRIES
+
+
+# -- the response head as _uvicorn._Cycle writes it ------------------------------------------------
+
+HEADS: list[tuple[str, int, list[tuple[bytes, bytes]]]] = [
+    ("POST", 200, [(b"content-type", b"application/json"), (b"content-length", b"12")]),
+    ("POST", 200, [(b"Content-Type", b"text/event-stream"), (b"X-Accel-Buffering", b"no")]),  # chunked
+    ("POST", 503, [(b"content-length", b"2"), (b"Connection", b"keep-alive, Close")]),
+    ("POST", 200, [(b"transfer-encoding", b"chunked"), (b"content-length", b"5")]),
+    ("POST", 200, [(b"content-length", b" 7"), (b"content-length", b"9")]),  # not digits; first wins
+    ("POST", 204, []),
+    ("HEAD", 200, [(b"x-long", b"v" * 300)]),  # too long to be remembered
+    ("POST", 200, [[b"mcp-session-id", b"abc"], (b"content-length", b"0")]),  # type: ignore[list-item]
+]
+
+
+def _cycle(cycle_class: type[Any], method: str, keep_alive: bool = True) -> tuple[Any, list[bytes]]:
+    """A response cycle as uvicorn makes one, writing to a list."""
+    import logging
+
+    from uvicorn.protocols.http.flow_control import FlowControl
+
+    written: list[bytes] = []
+
+    class Transport(asyncio.Transport):
+        def write(self, data: Any) -> None:
+            written.append(bytes(data))
+
+        def is_closing(self) -> bool:
+            return False
+
+    transport = Transport()
+    cycle = cycle_class(
+        scope={"method": method, "http_version": "1.1"},
+        transport=transport,
+        flow=FlowControl(transport),
+        logger=logging.getLogger("test"),
+        access_logger=logging.getLogger("test"),
+        access_log=False,
+        default_headers=[(b"date", b"Tue, 24 Nov 2026 05:00:00 GMT")],
+        message_event=asyncio.Event(),
+        expect_100_continue=True,
+        keep_alive=keep_alive,
+        on_response=lambda: None,
+    )
+    return cycle, written
+
+
+def _cycle_writes(cycle_class: type[Any], method: str, status: int, headers: Any, keep_alive: bool) -> Any:
+    cycle, written = _cycle(cycle_class, method, keep_alive)
+    try:
+        asyncio.run(cycle.send({"type": "http.response.start", "status": status, "headers": headers}))
+    except RuntimeError as exc:
+        return repr(exc)
+    state = (cycle.chunked_encoding, cycle.expected_content_length, cycle.keep_alive)
+    return written, state, cycle.response_started, cycle.waiting_for_100_continue
+
+
+def test_the_response_head_is_written_as_uvicorn_writes_it() -> None:
+    """_Cycle skips re-checking fields it has checked before: every head, first and second time
+    (from what it remembered), is uvicorn's own, byte for byte, and leaves the same framing."""
+    from uvicorn.protocols.http.httptools_impl import RequestResponseCycle
+
+    from mcpkit.transports.http._uvicorn import _Cycle
+
+    bad: list[tuple[bytes, bytes]] = [(b"x-evil", b"a\r\nset-cookie: x")]
+    cases = [*HEADS, ("POST", 200, bad), ("POST", 200, [(b"bad name", b"v")])]
+    for method, status, headers in cases:
+        for keep_alive in (True, False):
+            expected = _cycle_writes(RequestResponseCycle, method, status, headers, keep_alive)
+            for _ in range(2):
+                assert _cycle_writes(_Cycle, method, status, headers, keep_alive) == expected
+    assert _cycle_writes(_Cycle, "POST", 200, bad, True) == "RuntimeError('Invalid HTTP header value.')"
+
+
+def test_the_response_head_falls_back_to_uvicorn_when_unusual() -> None:
+    """Paused writing, an access log, a client gone, a body: uvicorn's own send, unchanged."""
+    from unittest import mock
+
+    from uvicorn.protocols.http.httptools_impl import RequestResponseCycle
+
+    from mcpkit.transports.http._uvicorn import _Cycle
+
+    start = {"type": "http.response.start", "status": 200, "headers": []}
+    for unusual in ("access_log", "disconnected", "write_paused", "body"):
+        cycle, written = _cycle(_Cycle, "POST")
+        cycle.access_log = unusual == "access_log"
+        cycle.disconnected = unusual == "disconnected"
+        cycle.flow.write_paused = unusual == "write_paused"
+        message = {"type": "http.response.body", "body": b""} if unusual == "body" else start
+        with mock.patch.object(RequestResponseCycle, "send") as uvicorn_send:
+            asyncio.run(cycle.send(message))
+        uvicorn_send.assert_called_once_with(message)
+        assert written == []
