@@ -529,3 +529,80 @@ def test_the_response_head_falls_back_to_uvicorn_when_unusual() -> None:
             asyncio.run(cycle.send(message))
         uvicorn_send.assert_called_once_with(message)
         assert written == []
+
+
+def _served_writes(app: Any, *chunks: bytes) -> list[bytes]:
+    """What the bounded uvicorn protocol writes when *chunks* arrive on a connection to *app*, each
+    once the app has had a turn of the loop."""
+    from uvicorn.config import Config
+    from uvicorn.server import ServerState
+
+    from mcpkit.transports.http._uvicorn import bounded_protocol
+
+    written: list[bytes] = []
+
+    class Transport(asyncio.Transport):
+        closed = False
+
+        def write(self, data: Any) -> None:
+            written.append(bytes(data))
+
+        def is_closing(self) -> bool:
+            return self.closed
+
+        def close(self) -> None:
+            self.closed = True
+
+        def get_extra_info(self, name: str, default: Any = None) -> Any:
+            return {"sockname": ("127.0.0.1", 8000), "peername": ("127.0.0.1", 50000)}.get(name, default)
+
+        def pause_reading(self) -> None: ...
+
+        def resume_reading(self) -> None: ...
+
+    async def main() -> None:
+        config = Config(
+            app, http=bounded_protocol(1024, 10.0), lifespan="off", proxy_headers=False, access_log=False
+        )
+        config.load()
+        protocol: Any = config.http_protocol_class(  # type: ignore[call-arg]
+            config=config, server_state=ServerState(), app_state={}, _loop=asyncio.get_running_loop()
+        )
+        protocol.connection_made(Transport())
+        for chunk in chunks:
+            protocol.data_received(chunk)
+            await asyncio.sleep(0)
+            await asyncio.sleep(0)
+        for _ in range(20):
+            await asyncio.sleep(0)
+        protocol.connection_lost(None)
+
+    asyncio.run(main())
+    return written
+
+
+def test_a_held_response_head_goes_with_its_body_or_before_anything_else() -> None:
+    """A Content-Length response's head waits for its body and leaves with it, in one write, even
+    when the app takes a while between the two; a stream's head leaves at once; and a 400 the
+    protocol writes itself (here for a pipelined request it cannot parse) comes after a held head."""
+    request = b"GET /a HTTP/1.1\r\nHost: x\r\n\r\n"
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        if scope["path"] == "/stream":
+            await send({"type": "http.response.start", "status": 200, "headers": []})
+            await asyncio.sleep(0)
+            await send({"type": "http.response.body", "body": b"event", "more_body": True})
+            await send({"type": "http.response.body", "body": b""})
+            return
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"2")]})
+        for _ in range(3):
+            await asyncio.sleep(0)
+        await send({"type": "http.response.body", "body": b"ok"})
+
+    one = _served_writes(app, request)
+    assert len(one) == 1 and one[0].startswith(b"HTTP/1.1 200 OK\r\n") and one[0].endswith(b"\r\n\r\nok")
+    stream = _served_writes(app, request.replace(b"/a", b"/stream"))
+    assert stream[0].endswith(b"transfer-encoding: chunked\r\n\r\n") and b"event" in stream[1]
+    garbled = _served_writes(app, request, b"NOT HTTP\r\n\r\n")  # while the head is held
+    assert garbled[0].startswith(b"HTTP/1.1 200 OK\r\n") and garbled[0].endswith(b"\r\n\r\n")
+    assert garbled[1].startswith(b"HTTP/1.1 400 ")

@@ -24,10 +24,10 @@ timeout it closes it (as uvicorn would have), otherwise it waits out the rest.
 The header count is checked once the head is parsed, not per header field: the head's size bounds
 what that parse can hold, and a call per field would cost every request.
 
-A response leaves in one write where uvicorn makes two (its head, then its body): the head is held
-until the body comes, or the loop's turn ends, so a JSON answer costs one ``send`` system call and
-an event stream's head still leaves at once. Anything the protocol writes itself (a 400, a 431)
-goes after what is held.
+A response with a Content-Length leaves in one write where uvicorn makes two (its head, then its
+body): the head is held until the body comes (which, from this app, is at once), so a JSON answer
+costs one ``send`` system call. An event stream's head (chunked) leaves at once. Anything the
+protocol writes itself (a 400, a 431) goes after a head that is held.
 
 A response head is also written more cheaply than uvicorn writes it (:class:`_Cycle`): the same
 fields, the same checks, but a field already checked once (``content-type: application/json``,
@@ -80,52 +80,6 @@ class _TooManyHeaders(Exception):
     """Raised from the parser's header callback to stop parsing a head over the count."""
 
 
-class _OneWrite(asyncio.Transport):
-    """The transport a response is written through: its first write (the head) is held until the
-    next one (the body, or a stream's first event), which takes it along, or until the loop's turn
-    ends. Only one write is ever held, so the real transport's flow control sees every byte at
-    most one write late (a handler streaming without pause still waits on the socket)."""
-
-    __slots__ = ("_flushing", "_held", "_loop", "_transport", "hold_next")
-
-    def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop) -> None:
-        super().__init__()
-        self._transport = transport
-        self._loop = loop
-        self._held = b""
-        self._flushing: asyncio.Handle | None = None
-        #: Whether the next write is a response's first (set again by the protocol as each ends).
-        self.hold_next = True
-
-    def write(self, data: bytes | bytearray | memoryview) -> None:
-        if self.hold_next:
-            self.hold_next = False
-            self._held = bytes(data)
-            self._flushing = self._loop.call_soon(self.flush)
-            return
-        if self._held:
-            self.flush(self._held + data)
-            return
-        if not self._transport.is_closing():
-            self._transport.write(data)
-
-    def flush(self, data: bytes = b"") -> None:
-        """Write what is held (and *data* instead, which includes it, if given)."""
-        if self._flushing is not None:
-            self._flushing.cancel()
-            self._flushing = None
-        data, self._held = data or self._held, b""
-        if data and not self._transport.is_closing():
-            self._transport.write(data)
-
-    def is_closing(self) -> bool:
-        return self._transport.is_closing()
-
-    def close(self) -> None:
-        self.flush()
-        self._transport.close()
-
-
 #: Response header fields checked once, by their pair as the app (or uvicorn: ``date``) gives them,
 #: to the line they are written as. Only fields that mean nothing to the framing (not
 #: content-length, transfer-encoding nor connection, which the cycle reads); bounded in entries
@@ -137,13 +91,23 @@ _FRAMING: Final = frozenset({b"content-length", b"transfer-encoding", b"connecti
 
 
 class _Cycle(RequestResponseCycle):
-    """uvicorn's request/response cycle, writing the response head with fewer checks repeated.
+    """uvicorn's request/response cycle, writing the response head with fewer checks repeated,
+    and a Content-Length response's head together with its body.
 
-    Everything but the head of a response is uvicorn's own; so is the head when the writer is
-    paused, the client gone or an access log on (it is then written exactly as uvicorn writes it).
+    Everything else is uvicorn's own: a stream's body, a second body write, and the head itself
+    when the writer is paused, the client gone or an access log on (it is then written exactly as
+    uvicorn writes it, at once).
     """
 
+    #: The head of a response with a Content-Length, until its body goes with it; and the
+    #: protocol (which writes a held head before anything of its own).
+    _head = b""
+    protocol: _BoundedHttpTools | None = None
+
     async def send(self, message: Any) -> None:
+        if self._head:
+            await self._send_after_head(message)
+            return
         if (
             self.response_started
             or self.flow.write_paused
@@ -200,7 +164,51 @@ class _Cycle(RequestResponseCycle):
             self.chunked_encoding = True
             content.append(b"transfer-encoding: chunked\r\n")
         content.append(b"\r\n")
-        self.transport.write(b"".join(content))
+        if self.chunked_encoding or self.protocol is None:
+            self.transport.write(b"".join(content))  # a stream: its head leaves now
+        else:
+            self._head = b"".join(content)
+            self.protocol.holding = self
+
+    def write_head(self) -> None:
+        """Write the head held (if any) on its own."""
+        head, self._head = self._head, b""
+        if self.protocol is not None and self.protocol.holding is self:
+            self.protocol.holding = None
+        if head and not self.transport.is_closing():
+            self.transport.write(head)
+
+    async def _send_after_head(self, message: Any) -> None:
+        # What uvicorn's send does with a body once the head is written, with the head in the
+        # same write; anything else goes to uvicorn with the head written first.
+        if message["type"] != "http.response.body" or self.flow.write_paused or self.disconnected:
+            if not self.disconnected:
+                self.write_head()
+            await super().send(message)
+            return
+        head = self._head
+        self._head = b""
+        if self.protocol is not None:
+            self.protocol.holding = None
+        body = message.get("body", b"")
+        if self.scope["method"] == "HEAD":
+            self.expected_content_length = 0
+            data = head
+        elif len(body) > self.expected_content_length:
+            self.transport.write(head)
+            raise RuntimeError("Response content longer than Content-Length")
+        else:
+            self.expected_content_length -= len(body)
+            data = head + body
+        self.transport.write(data)
+        if not message.get("more_body", False):
+            if self.expected_content_length != 0:
+                raise RuntimeError("Response content shorter than Content-Length")
+            self.response_complete = True
+            self.message_event.set()
+            if not self.keep_alive:
+                self.transport.close()
+            self.on_response()
 
 
 class _BoundedHttpTools(HttpToolsProtocol):
@@ -215,7 +223,8 @@ class _BoundedHttpTools(HttpToolsProtocol):
         self._head_bytes = 0
         self._refused = False
         self._in_head = True  # waiting for (the rest of) a request head
-        self._writer = _OneWrite(transport, self.loop)
+        #: The cycle whose response head is held for its body (see _Cycle).
+        self.holding: _Cycle | None = None
         self._head_timer: asyncio.TimerHandle | None = self.loop.call_later(
             self.header_timeout, self._head_late
         )
@@ -248,7 +257,7 @@ class _BoundedHttpTools(HttpToolsProtocol):
 
     def send_400_response(self, msg: str) -> None:
         if not self._refused:  # a parse error of ours has been answered already
-            self._writer.flush()
+            self._write_held()
             super().send_400_response(msg)
 
     def on_headers_complete(self) -> None:
@@ -260,8 +269,7 @@ class _BoundedHttpTools(HttpToolsProtocol):
             self._refuse(b"431 Request Header Fields Too Large")
             raise _TooManyHeaders  # httptools stops parsing; uvicorn's own 400 is skipped above
         # The rest is uvicorn's HttpToolsProtocol.on_headers_complete, but for the cycle: ours
-        # (made as a _Cycle: changing the class of uvicorn's afterwards costs more than it saves),
-        # writing through _OneWrite.
+        # (made as a _Cycle: changing the class of uvicorn's afterwards costs more than it saves).
         http_version = self.parser.get_http_version()
         self.scope["method"] = self.parser.get_method().decode("ascii")
         if http_version != "1.1":
@@ -285,7 +293,7 @@ class _BoundedHttpTools(HttpToolsProtocol):
         existing_cycle = self.cycle
         self.cycle = _Cycle(
             scope=self.scope,
-            transport=self._writer,
+            transport=self.transport,
             flow=self.flow,
             logger=self.logger,
             access_logger=self.access_logger,
@@ -296,6 +304,7 @@ class _BoundedHttpTools(HttpToolsProtocol):
             keep_alive=http_version != "1.0" and self.parser.should_keep_alive(),
             on_response=self.on_response_complete,
         )
+        self.cycle.protocol = self
         if existing_cycle is None or existing_cycle.response_complete:
             self._start_asgi_task(self.cycle, app)
         else:  # pipelined: it waits for the one before it
@@ -304,8 +313,6 @@ class _BoundedHttpTools(HttpToolsProtocol):
 
     def on_response_complete(self) -> None:
         self._in_head = True  # the next request's head, if any, starts now
-        self._writer.flush()
-        self._writer.hold_next = True
         # uvicorn's HttpToolsProtocol.on_response_complete, but for the keep-alive timer.
         self.server_state.total_requests += 1
         if self.transport.is_closing():
@@ -330,6 +337,10 @@ class _BoundedHttpTools(HttpToolsProtocol):
         else:
             self.timeout_keep_alive_handler()
 
+    def _write_held(self) -> None:
+        if self.holding is not None:
+            self.holding.write_head()
+
     def _stop_head_timer(self) -> None:
         if self._head_timer is not None:
             self._head_timer.cancel()
@@ -344,7 +355,7 @@ class _BoundedHttpTools(HttpToolsProtocol):
     def _refuse(self, status: bytes) -> None:
         self._refused = True
         self._stop_head_timer()
-        self._writer.flush()
+        self._write_held()
         self.transport.write(_reply(status))
         self.transport.close()
 
