@@ -435,3 +435,174 @@ def test_request_headers_decode_lowercase_strip_and_stay_bounded() -> None:
     for i in range(3 * _asgi._HEADER_CACHE_ENTRIES):
         assert _asgi.request_headers([(b"x-id", b"%d" % i)]) == {"x-id": str(i)}
         assert len(_asgi._HEADER_CACHE) <= _asgi._HEADER_CACHE_ENTRIES
+
+
+# -- the response head as _uvicorn._Cycle writes it ------------------------------------------------
+
+HEADS: list[tuple[str, int, list[tuple[bytes, bytes]]]] = [
+    ("POST", 200, [(b"content-type", b"application/json"), (b"content-length", b"12")]),
+    ("POST", 200, [(b"Content-Type", b"text/event-stream"), (b"X-Accel-Buffering", b"no")]),  # chunked
+    ("POST", 503, [(b"content-length", b"2"), (b"Connection", b"keep-alive, Close")]),
+    ("POST", 200, [(b"transfer-encoding", b"chunked"), (b"content-length", b"5")]),
+    ("POST", 200, [(b"content-length", b" 7"), (b"content-length", b"9")]),  # not digits; first wins
+    ("POST", 204, []),
+    ("HEAD", 200, [(b"x-long", b"v" * 300)]),  # too long to be remembered
+    ("POST", 200, [[b"mcp-session-id", b"abc"], (b"content-length", b"0")]),  # type: ignore[list-item]
+]
+
+
+def _cycle(cycle_class: type[Any], method: str, keep_alive: bool = True) -> tuple[Any, list[bytes]]:
+    """A response cycle as uvicorn makes one, writing to a list."""
+    import logging
+
+    from uvicorn.protocols.http.flow_control import FlowControl
+
+    written: list[bytes] = []
+
+    class Transport(asyncio.Transport):
+        def write(self, data: Any) -> None:
+            written.append(bytes(data))
+
+        def is_closing(self) -> bool:
+            return False
+
+    transport = Transport()
+    cycle = cycle_class(
+        scope={"method": method, "http_version": "1.1"},
+        transport=transport,
+        flow=FlowControl(transport),
+        logger=logging.getLogger("test"),
+        access_logger=logging.getLogger("test"),
+        access_log=False,
+        default_headers=[(b"date", b"Tue, 24 Nov 2026 05:00:00 GMT")],
+        message_event=asyncio.Event(),
+        expect_100_continue=True,
+        keep_alive=keep_alive,
+        on_response=lambda: None,
+    )
+    return cycle, written
+
+
+def _cycle_writes(cycle_class: type[Any], method: str, status: int, headers: Any, keep_alive: bool) -> Any:
+    cycle, written = _cycle(cycle_class, method, keep_alive)
+    try:
+        asyncio.run(cycle.send({"type": "http.response.start", "status": status, "headers": headers}))
+    except RuntimeError as exc:
+        return repr(exc)
+    state = (cycle.chunked_encoding, cycle.expected_content_length, cycle.keep_alive)
+    return written, state, cycle.response_started, cycle.waiting_for_100_continue
+
+
+def test_the_response_head_is_written_as_uvicorn_writes_it() -> None:
+    """_Cycle skips re-checking fields it has checked before: every head, first and second time
+    (from what it remembered), is uvicorn's own, byte for byte, and leaves the same framing."""
+    from uvicorn.protocols.http.httptools_impl import RequestResponseCycle
+
+    from mcpkit.transports.http._uvicorn import _Cycle
+
+    bad: list[tuple[bytes, bytes]] = [(b"x-evil", b"a\r\nset-cookie: x")]
+    cases = [*HEADS, ("POST", 200, bad), ("POST", 200, [(b"bad name", b"v")])]
+    for method, status, headers in cases:
+        for keep_alive in (True, False):
+            expected = _cycle_writes(RequestResponseCycle, method, status, headers, keep_alive)
+            for _ in range(2):
+                assert _cycle_writes(_Cycle, method, status, headers, keep_alive) == expected
+    assert _cycle_writes(_Cycle, "POST", 200, bad, True) == "RuntimeError('Invalid HTTP header value.')"
+
+
+def test_the_response_head_falls_back_to_uvicorn_when_unusual() -> None:
+    """Paused writing, an access log, a client gone, a body: uvicorn's own send, unchanged."""
+    from unittest import mock
+
+    from uvicorn.protocols.http.httptools_impl import RequestResponseCycle
+
+    from mcpkit.transports.http._uvicorn import _Cycle
+
+    start = {"type": "http.response.start", "status": 200, "headers": []}
+    for unusual in ("access_log", "disconnected", "write_paused", "body"):
+        cycle, written = _cycle(_Cycle, "POST")
+        cycle.access_log = unusual == "access_log"
+        cycle.disconnected = unusual == "disconnected"
+        cycle.flow.write_paused = unusual == "write_paused"
+        message = {"type": "http.response.body", "body": b""} if unusual == "body" else start
+        with mock.patch.object(RequestResponseCycle, "send") as uvicorn_send:
+            asyncio.run(cycle.send(message))
+        uvicorn_send.assert_called_once_with(message)
+        assert written == []
+
+
+def _served_writes(app: Any, *chunks: bytes) -> list[bytes]:
+    """What the bounded uvicorn protocol writes when *chunks* arrive on a connection to *app*, each
+    once the app has had a turn of the loop."""
+    from uvicorn.config import Config
+    from uvicorn.server import ServerState
+
+    from mcpkit.transports.http._uvicorn import bounded_protocol
+
+    written: list[bytes] = []
+
+    class Transport(asyncio.Transport):
+        closed = False
+
+        def write(self, data: Any) -> None:
+            written.append(bytes(data))
+
+        def is_closing(self) -> bool:
+            return self.closed
+
+        def close(self) -> None:
+            self.closed = True
+
+        def get_extra_info(self, name: str, default: Any = None) -> Any:
+            return {"sockname": ("127.0.0.1", 8000), "peername": ("127.0.0.1", 50000)}.get(name, default)
+
+        def pause_reading(self) -> None: ...
+
+        def resume_reading(self) -> None: ...
+
+    async def main() -> None:
+        config = Config(
+            app, http=bounded_protocol(1024, 10.0), lifespan="off", proxy_headers=False, access_log=False
+        )
+        config.load()
+        protocol: Any = config.http_protocol_class(  # type: ignore[call-arg]
+            config=config, server_state=ServerState(), app_state={}, _loop=asyncio.get_running_loop()
+        )
+        protocol.connection_made(Transport())
+        for chunk in chunks:
+            protocol.data_received(chunk)
+            await asyncio.sleep(0)
+            await asyncio.sleep(0)
+        for _ in range(20):
+            await asyncio.sleep(0)
+        protocol.connection_lost(None)
+
+    asyncio.run(main())
+    return written
+
+
+def test_a_held_response_head_goes_with_its_body_or_before_anything_else() -> None:
+    """A Content-Length response's head waits for its body and leaves with it, in one write, even
+    when the app takes a while between the two; a stream's head leaves at once; and a 400 the
+    protocol writes itself (here for a pipelined request it cannot parse) comes after a held head."""
+    request = b"GET /a HTTP/1.1\r\nHost: x\r\n\r\n"
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        if scope["path"] == "/stream":
+            await send({"type": "http.response.start", "status": 200, "headers": []})
+            await asyncio.sleep(0)
+            await send({"type": "http.response.body", "body": b"event", "more_body": True})
+            await send({"type": "http.response.body", "body": b""})
+            return
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"2")]})
+        for _ in range(3):
+            await asyncio.sleep(0)
+        await send({"type": "http.response.body", "body": b"ok"})
+
+    one = _served_writes(app, request)
+    assert len(one) == 1 and one[0].startswith(b"HTTP/1.1 200 OK\r\n") and one[0].endswith(b"\r\n\r\nok")
+    stream = _served_writes(app, request.replace(b"/a", b"/stream"))
+    assert stream[0].endswith(b"transfer-encoding: chunked\r\n\r\n") and b"event" in stream[1]
+    garbled = _served_writes(app, request, b"NOT HTTP\r\n\r\n")  # while the head is held
+    assert garbled[0].startswith(b"HTTP/1.1 200 OK\r\n") and garbled[0].endswith(b"\r\n\r\n")
+    assert garbled[1].startswith(b"HTTP/1.1 400 ")

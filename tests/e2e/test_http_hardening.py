@@ -443,7 +443,7 @@ def read_until(sock: socket.socket, done: Any, seconds: float = 10) -> bytes:
 
 
 def test_pipelined_requests_get_whole_answers_in_order(served: Served) -> None:
-    """Each response's head and body leave in one write (_uvicorn._OneWrite): three requests sent
+    """Each response's head and body leave in one write (_uvicorn._Cycle): three requests sent
     at once on one connection still get three whole answers, in their order."""
     requests = [stateless("tools/call", {"name": "nap", "arguments": {"seconds": 0}}, i) for i in (1, 2, 3)]
     raw = b""
@@ -692,6 +692,34 @@ def test_stalled_connections_time_out(tmp_path: Path) -> None:
         for sock in (silent, half_head, half_body, idle):
             sock.close()
         assert call_2026(served.url, "nap", seconds=0).status_code == 200
+
+
+def test_keep_alive_closes_only_an_idle_connection(tmp_path: Path) -> None:
+    """The keep-alive timeout (one timer per connection, _uvicorn._BoundedHttpTools) counts from the
+    end of the last answer: a connection used more often than that stays open for as long as it is
+    used, a request that runs past it is answered, and once idle the connection is closed."""
+    with serve(tmp_path, "--keep-alive-timeout", "1") as served:
+        sock = socket.create_connection(("127.0.0.1", served.port))
+        with contextlib.closing(sock):
+            calls = [("nap", 0.0)] * 5 + [("nap", 1.5), ("nap", 0.0)]
+            for request_id, (tool, seconds) in enumerate(calls, 1):
+                body, headers = stateless(
+                    "tools/call", {"name": tool, "arguments": {"seconds": seconds}}, request_id
+                )
+                headers = {**headers, "Accept": "application/json"}
+                lines = [
+                    "POST /mcp HTTP/1.1",
+                    f"Host: 127.0.0.1:{served.port}",
+                    f"Content-Length: {len(body)}",
+                ]
+                sock.sendall(
+                    ("\r\n".join(lines + [f"{k}: {v}" for k, v in headers.items()]) + "\r\n\r\n").encode()
+                    + body
+                )
+                received = read_until(sock, lambda got: b"rested" in got or b"error" in got)
+                assert received.startswith(b"HTTP/1.1 200 ") and b"rested" in received, received[:300]
+                time.sleep(0.4)  # 7 requests 0.4 s apart: past the 1 s timeout in all
+            assert wait_closed(sock, 10)
 
 
 def test_an_out_of_range_port_is_a_clear_cli_error(tmp_path: Path) -> None:

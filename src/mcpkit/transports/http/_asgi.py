@@ -151,6 +151,11 @@ def request_headers(raw: Iterable[tuple[bytes, bytes]]) -> dict[str, str]:
     """An ASGI scope's headers by lowercase name (the last of repeated ones), values stripped."""
     cache = _HEADER_CACHE
     try:
+        # Every field seen before, as on nearly every request: no Python step per field.
+        return dict(map(cache.__getitem__, raw))
+    except (KeyError, TypeError):
+        pass
+    try:
         return dict([cache.get(field) or _decode_field(field) for field in raw])
     except TypeError:  # a server giving each field as a list (unhashable): decoded one by one
         return {k.decode("latin-1").lower(): v.decode("latin-1").strip(" \t") for k, v in raw}
