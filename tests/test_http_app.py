@@ -9,6 +9,8 @@ import asyncio
 import json
 from typing import Any
 
+import pytest
+
 from mcpkit import Context, Server
 from mcpkit.transports.http import StreamableHTTPApp
 
@@ -606,3 +608,28 @@ def test_a_held_response_head_goes_with_its_body_or_before_anything_else() -> No
     garbled = _served_writes(app, request, b"NOT HTTP\r\n\r\n")  # while the head is held
     assert garbled[0].startswith(b"HTTP/1.1 200 OK\r\n") and garbled[0].endswith(b"\r\n\r\n")
     assert garbled[1].startswith(b"HTTP/1.1 400 ")
+
+
+def test_another_uvicorn_release_gets_uvicorn_own_cycle(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With a uvicorn the copies were not written against, responses are written by uvicorn's own
+    cycle (head and body apart) and the bounds still hold."""
+    from uvicorn.protocols.http.httptools_impl import RequestResponseCycle
+
+    from mcpkit.transports.http import _uvicorn
+
+    monkeypatch.setattr(_uvicorn, "_FITS_UVICORN", False)
+    cycles: list[type[Any]] = []
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        cycles.append(type(send.__self__))
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"2")]})
+        await send({"type": "http.response.body", "body": b"ok"})
+
+    request = b"GET /a HTTP/1.1\r\nHost: x\r\n\r\n"
+    writes = _served_writes(app, request, request)
+    assert cycles == [RequestResponseCycle, RequestResponseCycle]
+    assert [w for w in writes if w.startswith(b"HTTP/1.1 200 OK\r\n")] and writes.count(b"ok") == 2
+    crowded = _served_writes(
+        app, b"GET /a HTTP/1.1\r\n" + b"".join(b"x-%d: 1\r\n" % i for i in range(101)) + b"\r\n"
+    )
+    assert crowded[0].startswith(b"HTTP/1.1 431 ")

@@ -33,6 +33,11 @@ A response head is also written more cheaply than uvicorn writes it (:class:`_Cy
 fields, the same checks, but a field already checked once (``content-type: application/json``,
 the ``date`` uvicorn adds) is not run through uvicorn's two regular expressions again, nor is a
 ``content-length`` of digits. That was a tenth of the server's CPU per request.
+
+The held head, the cheaper head and the keep-alive timer follow uvicorn's own request cycle and
+end-of-response step closely (parts are copies of uvicorn 0.54's), so they are used only with the
+uvicorn releases they were written against (``_FITS_UVICORN``); with any other, the protocol keeps
+its bounds and leaves the cycle, the head and the keep-alive timer to uvicorn as it is.
 """
 
 from __future__ import annotations
@@ -45,6 +50,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Final
 
 import httptools
+from uvicorn import __version__ as _uvicorn_version
 from uvicorn.protocols.http.flow_control import service_unavailable
 from uvicorn.protocols.http.httptools_impl import (
     HEADER_RE,
@@ -64,6 +70,10 @@ __all__ = [
 ]
 
 logger = logging.getLogger("mcpkit.http")
+
+#: Whether the installed uvicorn is one whose cycle and end-of-response step _Cycle and
+#: _BoundedHttpTools copy (see the module docstring); otherwise uvicorn's own are used.
+_FITS_UVICORN: bool = _uvicorn_version.startswith("0.54.")
 
 DEFAULT_MAX_HEADER_BYTES: Final = 64 * 1024
 DEFAULT_MAX_HEADER_COUNT: Final = 100
@@ -268,6 +278,9 @@ class _BoundedHttpTools(HttpToolsProtocol):
             logger.warning("closing a connection whose request has over %d headers", self.max_header_count)
             self._refuse(b"431 Request Header Fields Too Large")
             raise _TooManyHeaders  # httptools stops parsing; uvicorn's own 400 is skipped above
+        if not _FITS_UVICORN:
+            super().on_headers_complete()
+            return
         # The rest is uvicorn's HttpToolsProtocol.on_headers_complete, but for the cycle: ours
         # (made as a _Cycle: changing the class of uvicorn's afterwards costs more than it saves).
         http_version = self.parser.get_http_version()
@@ -313,6 +326,9 @@ class _BoundedHttpTools(HttpToolsProtocol):
 
     def on_response_complete(self) -> None:
         self._in_head = True  # the next request's head, if any, starts now
+        if not _FITS_UVICORN:
+            super().on_response_complete()
+            return
         # uvicorn's HttpToolsProtocol.on_response_complete, but for the keep-alive timer.
         self.server_state.total_requests += 1
         if self.transport.is_closing():
