@@ -26,7 +26,6 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
-import json
 import logging
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
@@ -261,7 +260,7 @@ class LowLevelServer:
         resources), in every process of a fleet. Waits for no listener: each has a queue and a
         writer of its own."""
         if self.shared is not None:
-            await self.shared.publish(_CHANGES, json.dumps([kind, None]).encode())
+            await self.shared.publish(_CHANGES, msgspec.json.encode([kind, None]))
             return
         self._tell_list_changed(kind)
 
@@ -269,7 +268,7 @@ class LowLevelServer:
         """Send ``notifications/resources/updated`` to the subscribers of *uri*, in every process
         of a fleet (waiting for none)."""
         if self.shared is not None:
-            await self.shared.publish(_CHANGES, json.dumps([None, uri]).encode())
+            await self.shared.publish(_CHANGES, msgspec.json.encode([None, uri]))
             return
         self._tell_resource_updated(uri)
 
@@ -306,7 +305,7 @@ class LowLevelServer:
 
     def _heard_change(self, data: bytes) -> None:
         try:
-            kind, uri = json.loads(data)
+            kind, uri = msgspec.json.decode(data)
         except (ValueError, TypeError):
             logger.warning("ignoring a malformed change message from the fleet")
             return

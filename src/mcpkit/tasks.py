@@ -37,12 +37,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
-import secrets
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any, Final
+
+import msgspec
 
 from ._errors import InvalidParams, RPCError
 from .task_records import (
@@ -168,7 +168,7 @@ class TaskRunner:
         assert self.shared is not None
         snapshot = {name: getattr(record, name) for name in _SNAPSHOT_FIELDS}
         ttl = None if record.expires is None else max(1.0, record.expires - time.monotonic())
-        await self.shared.put(f"task:{record.task_id}", json.dumps(snapshot, default=str).encode(), ttl)
+        await self.shared.put(f"task:{record.task_id}", msgspec.json.encode(snapshot, enc_hook=str), ttl)
 
     async def _load(self, task_id: str, *, judge: bool = True) -> TaskRecord | None:
         """The shared snapshot of *task_id*; with *judge*, an unfinished task whose node died is
@@ -176,7 +176,7 @@ class TaskRunner:
         data = await self.shared.get(f"task:{task_id}") if self.shared is not None else None
         if data is None:
             return None
-        fields = json.loads(data)
+        fields = msgspec.json.decode(data)
         record = TaskRecord(**{name: fields.get(name) for name in _SNAPSHOT_FIELDS}, remote=True)
         if record.input_requests is None:
             record.input_requests = {}
@@ -220,7 +220,7 @@ class TaskRunner:
     def _heard(self, data: bytes) -> None:
         """A request from another process about one of the tasks: act if it runs here."""
         try:
-            message = json.loads(data)
+            message = msgspec.json.decode(data)
             record = self.store.get(message["taskId"])
         except (ValueError, KeyError, TypeError):
             logger.warning("ignoring a malformed task message from the fleet")
@@ -275,7 +275,7 @@ class TaskRunner:
             raise InvalidParams("tasks/update requires params.inputResponses (an object)")
         assert self.shared is not None
         message = {"op": "update", "taskId": record.task_id, "inputResponses": responses}
-        await self.shared.publish("tasks", json.dumps(message).encode())
+        await self.shared.publish("tasks", msgspec.json.encode(message))
 
     def start(
         self,
@@ -294,7 +294,7 @@ class TaskRunner:
         if ttl is not None:
             ttl = min(ttl, self.max_ttl_ms)
         record = TaskRecord(
-            task_id=secrets.token_urlsafe(16),
+            task_id=_new_task_id(),
             ttl_ms=ttl,
             poll_interval_ms=self.poll_interval_ms,
             on_change=on_change,
@@ -360,7 +360,7 @@ class TaskRunner:
         # The process running it cancels it and saves the terminal snapshot; wait for that (if it
         # is gone, record the cancellation here: nobody else will).
         assert self.shared is not None
-        await self.shared.publish("tasks", json.dumps({"op": "cancel", "taskId": record.task_id}).encode())
+        await self.shared.publish("tasks", msgspec.json.encode({"op": "cancel", "taskId": record.task_id}))
         try:
             await asyncio.wait_for(self.until_done(record), _REMOTE_CANCEL_WAIT)
         except TimeoutError:
@@ -389,3 +389,9 @@ class TaskRunner:
             future = record.answers.get(key)
             if future is not None and not future.done():
                 future.set_result(value)
+
+
+def _new_task_id() -> str:
+    import secrets  # here: it is the only user, and imports hashlib and random a server rarely needs
+
+    return secrets.token_urlsafe(16)
