@@ -165,6 +165,14 @@ def test_env_and_env_file_reach_the_server(toolbox: str, tmp_path: Path) -> None
     assert missing.returncode == 2 and missing.stderr.startswith("mcpkit: cannot read --env-file ")
 
 
+def _hears_ctrl_c() -> None:
+    # A process starts with the SIGINT disposition and signal mask of the one that spawned it: a
+    # test process that something left ignoring or blocking SIGINT (it happened only in the full
+    # suite, in one test worker) would make the command deaf to Ctrl-C. Start it as a terminal would.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
 def test_ctrl_c_exits_130_quietly(toolbox: str) -> None:
     proc = subprocess.Popen(
         [sys.executable, "-m", "mcpkit", "call", toolbox, "sleepy", "seconds=60", "--server-stderr"],
@@ -173,6 +181,7 @@ def test_ctrl_c_exits_130_quietly(toolbox: str) -> None:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=_hears_ctrl_c,
     )
     assert proc.stderr is not None
     assert proc.stderr.readline() == "sleeping\n"  # the call is in flight
