@@ -386,13 +386,10 @@ class Peer:
         return None
 
     def _start(self, request: jsonrpc.Request) -> None:
-        if request.id in self._running or (
-            self.max_in_flight is not None and len(self._running) >= self.max_in_flight
-        ):  # the test of _refusal, made here first: it passes for nearly every request
-            refusal = self._refusal(request)
-            if refusal is not None:
-                self._send_answer(refusal, request.id)
-                return
+        refusal = self._refusal(request)
+        if refusal is not None:
+            self._send_answer(refusal, request.id)
+            return
         try:
             work = self._on_request(request) if self._on_request is not None else self._handle(request)
         except Exception as exc:  # an RPCError is the answer; anything else a bug, answered -32603

@@ -6,6 +6,7 @@ import asyncio
 import base64
 import contextlib
 import dataclasses
+import functools
 import logging
 import string
 from collections.abc import Awaitable, Callable, Sequence
@@ -389,21 +390,7 @@ class ToolsAPI(ServerBase):
             call: Awaitable[dict[str, Any]] = self._call_now(tool.fn, kwargs, name, signature, scope)
             return call
 
-        def finish(exc: BaseException | None, value: Any) -> dict[str, Any]:
-            # What _run_tool, _call_tool and handle() do with the thread's outcome.
-            if exc is None:
-                result = _to_call_result(value, signature)
-            elif isinstance(exc, ToolError):
-                result = _error_result(str(exc))
-            elif isinstance(exc, InputRequired):
-                raise InternalError("tools/call cannot ask the client for input") from None
-            elif isinstance(exc, RPCError) or not isinstance(exc, Exception):
-                raise exc
-            else:
-                result = self._tool_failed(name, exc)
-            return shape_call_result(result, scope)
-
-        return run_sync(tool.fn, kwargs, finish)
+        return run_sync(tool.fn, kwargs, functools.partial(self._call_outcome, name, signature, scope))
 
     async def _call_now(
         self,
@@ -413,20 +400,31 @@ class ToolsAPI(ServerBase):
         signature: ToolSignature,
         scope: Scope,
     ) -> dict[str, Any]:
-        # What _run_tool, _call_tool and _handle do with an async tool's call, in one coroutine
-        # (the tool is called here, in the request's task, as there).
+        # An async tool's plain call in one coroutine (the tool is called here, in the request's
+        # task, as _run_tool calls it).
         try:
             value = await fn(**kwargs)
-        except ToolError as exc:
-            result = _error_result(str(exc))
-        except InputRequired:  # a BaseException: _run_tool lets it through, _handle answers it
-            raise InternalError("tools/call cannot ask the client for input") from None
-        except (RPCError, asyncio.CancelledError):
+        except asyncio.CancelledError:
             raise
-        except Exception as exc:
-            result = self._tool_failed(name, exc)
-        else:
+        except BaseException as exc:  # InputRequired is one
+            return self._call_outcome(name, signature, scope, exc, None)
+        return self._call_outcome(name, signature, scope, None, value)
+
+    def _call_outcome(
+        self, name: str, signature: ToolSignature, scope: Scope, exc: BaseException | None, value: Any
+    ) -> dict[str, Any]:
+        """What _run_tool, _call_tool and handle() make of a plain call's outcome (its exception,
+        or its value): the result, or the error to answer. start_now's two ways share it."""
+        if exc is None:
             result = _to_call_result(value, signature)
+        elif isinstance(exc, ToolError):
+            result = _error_result(str(exc))
+        elif isinstance(exc, InputRequired):
+            raise InternalError("tools/call cannot ask the client for input") from None
+        elif isinstance(exc, RPCError) or not isinstance(exc, Exception):
+            raise exc
+        else:
+            result = self._tool_failed(name, exc)
         return shape_call_result(result, scope)
 
     # -- tasks -------------------------------------------------------------------------------------
