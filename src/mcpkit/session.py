@@ -348,6 +348,22 @@ class Peer:
         self._settle(message)
         return None
 
+    def take(self, data: bytes) -> bool:
+        """Settle now the request *data* answers, as :meth:`run` would once it read it; ``False``,
+        having done nothing, if *data* is anything but an answer (a request or notification
+        then goes through :meth:`run`, in order). For a transport that hands answers over as they
+        arrive, while :meth:`run` waits for more (see ``StdioClientTransport.listen``)."""
+        if b'"method"' in data:  # a request or notification: not decoded twice (rarely, an answer)
+            return False
+        try:
+            event = self._decode(data)
+        except RemoteProtocolError:
+            return False  # run() answers it as it should
+        if type(event) is jsonrpc.Response or type(event) is jsonrpc.ErrorResponse:
+            self._settle(event)
+            return True
+        return False
+
     def _settle(self, event: jsonrpc.Response | jsonrpc.ErrorResponse) -> None:
         future = self._waiting.pop(event.id, None) if event.id is not None else None
         if future is None or future.done():

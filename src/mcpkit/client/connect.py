@@ -286,17 +286,33 @@ class ProbeAnswers:
         # extra coroutine here.
         self.receive: Callable[[], Coroutine[Any, Any, bytes]] = transport.receive
         self.send: Callable[[bytes], Coroutine[Any, Any, None]] = transport.send
+        # A transport that can hand answers over as they arrive (stdio), and to whom.
+        self._listen: Callable[[Callable[[bytes], bool] | None], None] | None = getattr(
+            transport, "listen", None
+        )
+        self._take: Callable[[bytes], bool] | None = None
+
+    def listen(self, take: Callable[[bytes], bool]) -> None:
+        """Have a transport that can hand answers to *take* as they arrive do so, outside the probe
+        (whose answers must come through :meth:`receive` to be readdressed)."""
+        self._take = take
+        if self._listen is not None and self._probe_id is None:
+            self._listen(take)
 
     @contextlib.contextmanager
     def expecting(self, request_id: int) -> Iterator[None]:
         """While in this block, error answers are taken as answers to *request_id*."""
         self._probe_id = request_id
         self.receive = self._receive_probing
+        if self._listen is not None:
+            self._listen(None)
         try:
             yield
         finally:
             self._probe_id = None
             self.receive = self.transport.receive
+            if self._listen is not None:
+                self._listen(self._take)
 
     async def _receive_probing(self) -> bytes:
         data = await self.transport.receive()

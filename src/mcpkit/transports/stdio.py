@@ -335,15 +335,17 @@ _READ_BYTES: Final = 64 * 1024
 
 
 class _ServerOutput(asyncio.StreamReaderProtocol):
-    """The read end of the server's stdout, telling its transport when anything arrives."""
+    """The read end of the server's stdout: each chunk goes first to its transport, which may take
+    messages out of it at once; the rest goes on to the line reader."""
 
-    def __init__(self, reader: asyncio.StreamReader, heard: Callable[[bytes], None]) -> None:
+    def __init__(self, reader: asyncio.StreamReader, heard: Callable[[bytes], bytes]) -> None:
         super().__init__(reader)
         self._heard = heard
 
     def data_received(self, data: bytes) -> None:
-        self._heard(data)
-        super().data_received(data)
+        data = self._heard(data)
+        if data:
+            super().data_received(data)
 
 
 class StdioClientTransport:
@@ -372,6 +374,11 @@ class StdioClientTransport:
         self._quiet = True
         #: How many lines of the server's stdout were skipped as not JSON-RPC.
         self.skipped = 0
+        self.max_message_bytes = DEFAULT_MAX_MESSAGE_BYTES
+        # See listen(): who takes messages as they arrive, and when it may.
+        self._take: Callable[[bytes], bool] | None = None
+        self._receiving = False  # receive() waits for data: nothing read earlier is left unreceived
+        self._whole = True  # what went to the line reader ended with a whole line
 
     @classmethod
     async def spawn(
@@ -411,11 +418,8 @@ class StdioClientTransport:
         flow = _FlowControl()
         transport: StdioClientTransport | None = None
 
-        def heard(data: bytes) -> None:
-            if transport is not None:
-                # One message in: one caller to answer, whose next request may go at once. Several
-                # (a burst of answers) wake several callers: their requests go out together.
-                transport._quiet = data.count(b"\n") <= 1
+        def heard(data: bytes) -> bytes:
+            return data if transport is None else transport._arrived(data)
 
         try:
             output, _ = await loop.connect_read_pipe(
@@ -432,12 +436,55 @@ class StdioClientTransport:
             # 100-byte answer, that cost more than the rest of reading it. A pipe holds 64 KiB.
             output.max_size = _READ_BYTES
         transport = cls(process, LineReader(stream, max_message_bytes), _Outbox(writer, flow), output)
+        transport.max_message_bytes = max_message_bytes
         return transport
+
+    def listen(self, take: Callable[[bytes], bool] | None) -> None:
+        """Hand each message to *take* as it arrives, while :meth:`receive` waits with nothing read
+        before it left to return; *take* returns whether it dealt with the message (else it, and
+        everything after it, goes to :meth:`receive` as before). ``None`` stops this.
+
+        One at a time, an answer read this way settles its request in the turn of the loop that read
+        it, where through :meth:`receive` it would wake the reading task first, a turn later."""
+        self._take = take
+
+    def _arrived(self, data: bytes) -> bytes:
+        """A chunk of the server's stdout: what is left of it for the line reader."""
+        # One message in: one caller to answer, whose next request may go at once. Several (a burst
+        # of answers) wake several callers: their requests go out together.
+        self._quiet = data.count(b"\n") <= 1
+        take = self._take
+        if take is not None and self._receiving and self._whole:
+            data = self._take_lines(data, take)
+        if data:
+            # The reading task now has this to read first: nothing may be taken past it until then.
+            self._receiving = False
+            self._whole = data.endswith(b"\n")
+        return data
+
+    def _take_lines(self, data: bytes, take: Callable[[bytes], bool]) -> bytes:
+        end = data.rfind(b"\n")
+        start = 0
+        if end < 0:
+            return data
+        limit = self.max_message_bytes
+        for line in data[:end].split(b"\n"):
+            message = line.rstrip(b"\r")
+            # Only a line that is whole, within the bound and JSON is taken here; anything else (a
+            # blank line, the server's log text, a line too long) is for receive() to judge.
+            if message[:1] != b"{" or len(message) > limit or not take(message):
+                break
+            start += len(line) + 1
+        return data[start:] if start else data
 
     async def receive(self) -> bytes:
         try:
             while True:
-                line = await self._reader.read()
+                self._receiving = True
+                try:
+                    line = await self._reader.read()
+                finally:
+                    self._receiving = False
                 # A server that prints text to stdout breaks the spec ("MUST NOT write anything to
                 # its stdout that is not a valid MCP message"); such a line cannot be a message,
                 # so skip it (answering a server's log text with -32700 helps nobody) and say so.
