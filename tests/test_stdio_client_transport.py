@@ -151,3 +151,44 @@ def test_take_leaves_anything_but_an_answer_to_run() -> None:
     assert not peer.take(b"{not json")
     # An answer to nothing pending is taken (and dropped), as run() would.
     assert peer.take(b'{"jsonrpc":"2.0","id":99,"result":{}}')
+
+
+def test_send_request_nowait_sends_only_where_the_transport_takes_it_at_once() -> None:
+    class Taking:
+        def __init__(self, accept: bool) -> None:
+            self.accept = accept
+            self.sent: list[bytes] = []
+
+        def send_nowait(self, message: bytes) -> bool:
+            if self.accept:
+                self.sent.append(message)
+            return self.accept
+
+        async def receive(self) -> bytes:
+            raise EOFError
+
+        async def send(self, message: bytes) -> None:
+            self.sent.append(message)
+
+        async def aclose(self) -> None:
+            pass
+
+    async def main() -> None:
+        # No send_nowait at all (memory): the caller must await send_request.
+        assert Peer(memory_pair()[0]).send_request_nowait(1, "ping", None) is None
+        # A transport that cannot take it now (over its high-water mark): nothing sent or pending.
+        full = Taking(accept=False)
+        peer = Peer(full)
+        assert peer.send_request_nowait(1, "ping", None) is None
+        assert full.sent == []
+        assert peer.take(b'{"jsonrpc":"2.0","id":1,"result":{}}')  # an answer to nothing: dropped
+        # One that can: sent, and its answer settles the returned future.
+        ready = Taking(accept=True)
+        peer = Peer(ready)
+        future = peer.send_request_nowait(2, "ping", None)
+        assert future is not None
+        assert ready.sent == [b'{"jsonrpc":"2.0","id":2,"method":"ping"}']
+        assert peer.take(b'{"jsonrpc":"2.0","id":2,"result":{"ok":true}}')
+        assert await future == {"ok": True}
+
+    asyncio.run(main())

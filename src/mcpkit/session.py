@@ -192,6 +192,30 @@ class Peer:
             raise
         return future
 
+    def send_request_nowait(
+        self, request_id: jsonrpc.RequestId, method: str, params: dict[str, Any] | None
+    ) -> asyncio.Future[Any] | None:
+        """:meth:`send_request`, where the transport takes the message with no waiting (stdio, under
+        its high-water mark); ``None``, having sent nothing, where that must be awaited instead.
+
+        Raises:
+            ConnectionClosed: the transport ended.
+        """
+        send_nowait = self._send_nowait
+        if send_nowait is None or self._routed is not None:
+            return None
+        if self._closed is not None:
+            raise ConnectionClosed("connection is closed") from self._closed
+        message = jsonrpc.Request(
+            id=request_id, method=method, params=params if params is not None else UNSET
+        )
+        if not send_nowait(jsonrpc.encode(message)):
+            return None
+        # Its answer cannot have come yet: nothing is read until this turn of the loop ends.
+        future: asyncio.Future[Any] = (self._loop or self._event_loop()).create_future()
+        self._waiting[request_id] = future
+        return future
+
     async def wait(
         self, request_id: jsonrpc.RequestId, future: asyncio.Future[Any], timeout: float | None
     ) -> Any:

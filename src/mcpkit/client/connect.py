@@ -286,6 +286,7 @@ class ProbeAnswers:
         # extra coroutine here.
         self.receive: Callable[[], Coroutine[Any, Any, bytes]] = transport.receive
         self.send: Callable[[bytes], Coroutine[Any, Any, None]] = transport.send
+        self.send_nowait: Callable[[bytes], bool] | None = getattr(transport, "send_nowait", None)
         # A transport that can hand answers over as they arrive (stdio), and to whom.
         self._listen: Callable[[Callable[[bytes], bool] | None], None] | None = getattr(
             transport, "listen", None

@@ -426,7 +426,9 @@ class ClientCore:
         max_timeout: float | None,
     ) -> Any:
         try:
-            future = await peer.send_request(request_id, method, params)
+            future = peer.send_request_nowait(request_id, method, params)
+            if future is None:
+                future = await peer.send_request(request_id, method, params)
             return await await_answer(
                 peer,
                 request_id,

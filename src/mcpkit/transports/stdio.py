@@ -218,12 +218,15 @@ class _Outbox:
             return
         self._queue(message, now)
 
-    def send_nowait(self, message: bytes) -> bool:
-        """Queue *message* as :meth:`send` would, if that needs no waiting (the pipe is open and
+    def send_nowait(self, message: bytes, *, now: bool = False) -> bool:
+        """Send *message* as :meth:`send` would, if that needs no waiting (the pipe is open and
         under its high-water mark); ``False``, having done nothing, otherwise."""
         if self.flow.paused or self.flow.lost or self._writer.is_closing():
             return False
-        self._queue(message, False)
+        if now and not self._pending:
+            self._writer.write(message + b"\n")
+        else:
+            self._queue(message, now)
         return True
 
     def _queue(self, message: bytes, now: bool) -> None:
@@ -506,6 +509,14 @@ class StdioClientTransport:
             await self._out.send(message, now=now)
         except ConnectionClosed:
             raise ConnectionClosed(f"the server process went away ({self.describe_exit()})") from None
+
+    def send_nowait(self, message: bytes) -> bool:
+        """Send *message* as :meth:`send` would, if that needs no waiting; ``False``, having sent
+        nothing, where :meth:`send` must be awaited (or would raise) instead."""
+        if self._closed or not self._out.send_nowait(message, now=self._quiet):
+            return False
+        self._quiet = False
+        return True
 
     def describe_exit(self) -> str:
         code = self.process.returncode
