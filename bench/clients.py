@@ -8,8 +8,9 @@ call at a time, then *CONCURRENCY* calls in flight. Prints one JSON object with 
 the client process spent per call (the server's CPU is not counted), or ``{"error": ...}``. With a
 URL (the mcpkit client only) it speaks Streamable HTTP, at *VERSION* (default 2025-11-25).
 
-``raw`` is what any client must do at the least, on the same event loop: one reader task matching
-answers to waiting futures by id, requests written at once, JSON by orjson, no validation. Its CPU
+``raw`` is what any client must do at the least, on the same event loop: answers matched to waiting
+futures by id as they are read (no reader task), requests written at once, JSON by orjson, no
+validation. Its CPU
 per call is the floor the machine sets: one call at a time, most of it is the system waking a
 process that slept waiting for its answer, which no client library can avoid.
 """
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sys
 import time
 from collections.abc import Awaitable, Callable
@@ -83,22 +85,35 @@ async def with_raw(command: list[str], seconds: float, concurrency: int) -> dict
     import orjson
 
     t0 = time.perf_counter()
-    process = await asyncio.create_subprocess_exec(
-        *command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, limit=1 << 24
-    )
-    assert process.stdin is not None and process.stdout is not None
-    write, readline = process.stdin.write, process.stdout.readline
-    waiting: dict[int, asyncio.Future[Any]] = {}
     loop = asyncio.get_running_loop()
+    from_child, child_stdout = os.pipe()
+    process = await asyncio.create_subprocess_exec(
+        *command, stdin=asyncio.subprocess.PIPE, stdout=child_stdout
+    )
+    os.close(child_stdout)
+    assert process.stdin is not None
+    write = process.stdin.write
+    waiting: dict[int, asyncio.Future[Any]] = {}
 
-    async def read() -> None:
-        while line := await readline():
-            answer = orjson.loads(line)
-            future = waiting.pop(answer.get("id"), None)
-            if future is not None and not future.done():
-                future.set_result(answer)
+    class Answers(asyncio.Protocol):
+        """Each answer settles its request in the turn that reads it (no reader task to wake)."""
 
-    reader = asyncio.create_task(read())
+        def __init__(self) -> None:
+            self.partial = b""
+
+        def data_received(self, data: bytes) -> None:
+            *lines, self.partial = (self.partial + data).split(b"\n")
+            for line in lines:
+                answer = orjson.loads(line)
+                future = waiting.pop(answer.get("id"), None)
+                if future is not None and not future.done():
+                    future.set_result(answer)
+
+    reader, _ = await loop.connect_read_pipe(Answers, os.fdopen(from_child, "rb", buffering=0))
+    if hasattr(reader, "max_size"):
+        # asyncio reads a pipe 256 KiB at a time; glibc mmap()s and unmaps a buffer that large
+        # around every read. A pipe holds 64 KiB.
+        reader.max_size = 64 * 1024
     next_id = 0
 
     async def request(method: str, params: dict[str, Any]) -> Any:
@@ -123,10 +138,10 @@ async def with_raw(command: list[str], seconds: float, concurrency: int) -> dict
 
         return {"connect_ms": connect * 1e3, **await measure(call, seconds, concurrency)}
     finally:
-        reader.cancel()
         process.stdin.close()
         process.terminate()
         await process.wait()
+        reader.close()
 
 
 def main() -> None:
