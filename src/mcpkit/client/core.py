@@ -21,7 +21,7 @@ import msgspec
 from .._connection import META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_LOG_LEVEL, META_PROTOCOL_VERSION
 from .._errors import ConnectionClosed, MCPError, RPCError
 from .._jsonrpc import Notification, Request
-from .._versions import Era, era_of
+from .._versions import STATELESS_VERSIONS, Era, era_of
 from ..session import Peer
 from ..transports.base import Transport
 from ..types import Implementation
@@ -151,6 +151,8 @@ class ClientCore:
         self.on_log: LogCallback = on_log or self._default_log
         #: Stateless era: the ``io.modelcontextprotocol/logLevel`` sent with every request.
         self.log_level: str | None = None
+        # The last request _meta made (see _meta), and what it was made for.
+        self._made_meta: tuple[str, str | None, dict[str, Any], Implementation, dict[str, Any]] | None = None
         self._progress: dict[Any, Progress] = {}
         self._deadlines = Deadlines()
         self._subscriptions = Subscriptions()
@@ -177,15 +179,26 @@ class ClientCore:
         return era
 
     def _meta(self, version: str) -> dict[str, Any]:
-        """The 2026-07-28 request ``_meta``: who we are, at *version*."""
-        meta = {
-            META_PROTOCOL_VERSION: version,
-            META_CLIENT_CAPABILITIES: self.capabilities,
-            META_CLIENT_INFO: msgspec.to_builtins(self.client_info),
-        }
-        if self.log_level is not None:
-            meta[META_LOG_LEVEL] = self.log_level
-        return meta
+        """The 2026-07-28 request ``_meta``: who we are, at *version* (made again only when the
+        version, log level, ``capabilities`` or ``client_info`` change; copied into each request)."""
+        made = self._made_meta
+        if (
+            made is None
+            or made[0] != version
+            or made[1] != self.log_level
+            or made[2] is not self.capabilities
+            or made[3] is not self.client_info
+        ):
+            meta = {
+                META_PROTOCOL_VERSION: version,
+                # The dict itself, not a copy: what is added to it later is sent from then on.
+                META_CLIENT_CAPABILITIES: self.capabilities,
+                META_CLIENT_INFO: msgspec.to_builtins(self.client_info),
+            }
+            if self.log_level is not None:
+                meta[META_LOG_LEVEL] = self.log_level
+            made = self._made_meta = (version, self.log_level, self.capabilities, self.client_info, meta)
+        return made[4]
 
     # -- connecting --------------------------------------------------------------------------------
 
@@ -357,7 +370,11 @@ class ClientCore:
         max_timeout: float | None,
         on_progress: ProgressCallback | None,
     ) -> Any:
-        key = ResultCache.key(method, params) if self.cache and self.era is Era.STATELESS else None
+        key = (
+            ResultCache.key(method, params)
+            if self.cache and self.protocol_version in STATELESS_VERSIONS
+            else None
+        )
         if key is not None and (cached := self._cache.get(key)) is not None:
             return cached
         for round_number in range(self.max_input_rounds):
@@ -387,7 +404,7 @@ class ClientCore:
         version = self.protocol_version
         if not version:
             raise MCPError("not connected: use 'async with Client(...)' or await connect()")
-        stateless = era_of(version) is Era.STATELESS
+        stateless = version in STATELESS_VERSIONS
         given = params.get("_meta")
         params = dict(params)  # the caller's dict is never changed
         meta: dict[str, Any] = {**self._meta(version), **(given or {})} if stateless else dict(given or {})

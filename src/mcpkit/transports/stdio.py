@@ -341,12 +341,13 @@ class _ServerOutput(asyncio.StreamReaderProtocol):
     """The read end of the server's stdout: each chunk goes first to its transport, which may take
     messages out of it at once; the rest goes on to the line reader."""
 
-    def __init__(self, reader: asyncio.StreamReader, heard: Callable[[bytes], bytes]) -> None:
+    def __init__(self, reader: asyncio.StreamReader) -> None:
         super().__init__(reader)
-        self._heard = heard
+        self.heard: Callable[[bytes], bytes] | None = None
 
     def data_received(self, data: bytes) -> None:
-        data = self._heard(data)
+        if self.heard is not None:
+            data = self.heard(data)
         if data:
             super().data_received(data)
 
@@ -421,12 +422,9 @@ class StdioClientTransport:
         flow = _FlowControl()
         transport: StdioClientTransport | None = None
 
-        def heard(data: bytes) -> bytes:
-            return data if transport is None else transport._arrived(data)
-
         try:
-            output, _ = await loop.connect_read_pipe(
-                lambda: _ServerOutput(stream, heard), os.fdopen(from_child, "rb", buffering=0)
+            output, reading = await loop.connect_read_pipe(
+                lambda: _ServerOutput(stream), os.fdopen(from_child, "rb", buffering=0)
             )
             writer, _ = await loop.connect_write_pipe(lambda: flow, os.fdopen(to_child, "wb", buffering=0))
         except BaseException:
@@ -440,6 +438,8 @@ class StdioClientTransport:
             output.max_size = _READ_BYTES
         transport = cls(process, LineReader(stream, max_message_bytes), _Outbox(writer, flow), output)
         transport.max_message_bytes = max_message_bytes
+        # Nothing is read before the loop's next turn: the transport sees the first chunk as well.
+        reading.heard = transport._arrived
         return transport
 
     def listen(self, take: Callable[[bytes], bool] | None) -> None:
@@ -467,9 +467,13 @@ class StdioClientTransport:
 
     def _take_lines(self, data: bytes, take: Callable[[bytes], bool]) -> bytes:
         end = data.rfind(b"\n")
-        start = 0
         if end < 0:
             return data
+        if end == len(data) - 1 and data.find(b"\n") == end:  # one whole line: the usual chunk
+            message = data[:end].rstrip(b"\r")
+            taken = message[:1] == b"{" and len(message) <= self.max_message_bytes and take(message)
+            return b"" if taken else data
+        start = 0
         limit = self.max_message_bytes
         for line in data[:end].split(b"\n"):
             message = line.rstrip(b"\r")
