@@ -3,7 +3,9 @@
 * what one side encodes, the other decodes as an equal event;
 * whatever bytes arrive, ``decode`` returns events or raises ``RemoteProtocolError`` carrying -32700
   or -32600, and nothing else escapes;
-* a batch keeps every member in its place, a bad one as its error.
+* a batch keeps every member in its place, a bad one as its error;
+* ``decode_response`` (the client's fast path for answers) never takes anything ``decode`` would
+  not read as the same successful response, and takes every one mcpkit encodes.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from mcpkit._jsonrpc import (
     Request,
     Response,
     decode,
+    decode_response,
     encode,
     encode_batch,
 )
@@ -198,3 +201,26 @@ def test_deep_nesting_is_a_parse_error_not_a_crash() -> None:
     for data in (b"[" * 100_000, b"[" * 100_000 + b"]" * 100_000, b'{"a":' * 50_000 + b"1" + b"}" * 50_000):
         refused = outcome(data)
         assert isinstance(refused, RemoteProtocolError) and refused.code in CODEC_CODES
+
+
+def _agrees_with_decode(data: bytes) -> None:
+    fast = decode_response(data)
+    if fast is not None:
+        slow = outcome(data)
+        assert isinstance(slow, Response) and (slow.id, slow.result) == (fast.id, fast.result)
+
+
+@settings(max_examples=EXAMPLES, suppress_health_check=[HealthCheck.too_slow])
+@given(events, bad_messages, st.binary(max_size=60), st.data())
+def test_decode_response_takes_only_what_decode_reads_as_that_response(
+    event: Event, bad: Any, junk: bytes, data: st.DataObject
+) -> None:
+    raw = encode(event)
+    fast = decode_response(raw)
+    if isinstance(event, Response):
+        assert fast is not None and (fast.id, fast.result) == (event.id, event.result)
+    else:
+        assert fast is None
+    cut = data.draw(st.integers(min_value=0, max_value=len(raw)))
+    for candidate in (raw[:cut], raw[:cut] + junk + raw[cut + 1 :], json.dumps(bad).encode(), junk):
+        _agrees_with_decode(candidate)

@@ -25,6 +25,7 @@ __all__ = [
     "RequestId",
     "Response",
     "decode",
+    "decode_response",
     "encode",
     "encode_batch",
     "parse",
@@ -72,6 +73,23 @@ class ErrorResponse(msgspec.Struct, frozen=True, kw_only=True):
 
 
 Event: TypeAlias = Request | Notification | Response | ErrorResponse
+
+
+class _ResultOnly(Response, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """A :class:`Response` with nothing else beside it (no ``error``, no ``method``)."""
+
+
+_response_decoder: Final = msgspec.json.Decoder(_ResultOnly)
+
+
+def decode_response(data: bytes) -> Response | None:
+    """*data* as a successful response, decoded and checked in one pass, if it is exactly that;
+    ``None`` for anything else (:func:`decode` tells what it is, or what is wrong with it)."""
+    try:
+        return _response_decoder.decode(data)
+    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):  # ValidationError is a DecodeError
+        return None
+
 
 _encoder: Final = msgspec.json.Encoder()
 _decoder: Final = msgspec.json.Decoder()

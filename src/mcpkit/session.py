@@ -379,11 +379,15 @@ class Peer:
         arrive, while :meth:`run` waits for more (see ``StdioClientTransport.listen``)."""
         if b'"method"' in data:  # a request or notification: not decoded twice (rarely, an answer)
             return False
-        try:
-            event = self._decode(data)
-        except RemoteProtocolError:
-            return False  # run() answers it as it should
-        if type(event) is jsonrpc.Response or type(event) is jsonrpc.ErrorResponse:
+        event: jsonrpc.Event | list[jsonrpc.Event | RemoteProtocolError] | None = jsonrpc.decode_response(
+            data
+        )
+        if event is None:  # not a result (an error answer, or not JSON-RPC at all)
+            try:
+                event = self._decode(data)
+            except RemoteProtocolError:
+                return False  # run() answers it as it should
+        if isinstance(event, jsonrpc.Response | jsonrpc.ErrorResponse):
             self._settle(event)
             return True
         return False
