@@ -195,8 +195,8 @@ def markdown(data: dict[str, Any]) -> str:
         lines += ["", "**Clients** against the same server (the hand-written one, stdio, handshake era, "
                   "`call_tool('echo')`; CPU is the client process's). Each runs on `asyncio.run`'s loop, then "
                   "the hand-written and mcpkit clients on uvloop (as mcpkit's gateway runs); one call at a time, "
-                  "unpinned and then with its server on one core. The hand-written client (one reader task, "
-                  "futures by id, orjson, no checks) is the floor each loop and placement allow. Then the "
+                  "unpinned and then with its server on one core. The hand-written client (answers matched to "
+                  "futures by id as they are read, orjson, no checks) is the floor each loop and placement allow. Then the "
                   "mcpkit `Client` against the mcpkit server over Streamable HTTP:", ""]  # fmt: skip
         rows = []
         names = {"raw": "hand-written client (the floor)", "mcpkit": "mcpkit `Client`",
