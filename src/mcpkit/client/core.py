@@ -409,10 +409,10 @@ class ClientCore:
         params = dict(params)  # the caller's dict is never changed
         meta: dict[str, Any] = {**self._meta(version), **(given or {})} if stateless else dict(given or {})
         request_id = peer.next_id()
-        progress = Progress(on_progress)
+        progress = None
         if on_progress is not None:
+            progress = self._progress[request_id] = Progress(on_progress)
             meta["progressToken"] = request_id
-            self._progress[request_id] = progress
         telemetry = self.telemetry
         if telemetry is None:  # the hot path: no span, no context manager
             if meta:
@@ -438,7 +438,7 @@ class ClientCore:
         request_id: int,
         method: str,
         params: dict[str, Any],
-        progress: Progress,
+        progress: Progress | None,
         timeout: float | None,
         max_timeout: float | None,
     ) -> Any:
@@ -458,7 +458,8 @@ class ClientCore:
         except ConnectionClosed as exc:
             raise self._closed_error(exc) from exc
         finally:
-            self._progress.pop(request_id, None)
+            if progress is not None:
+                self._progress.pop(request_id, None)
 
     # -- what the server sends us ------------------------------------------------------------------
 

@@ -47,19 +47,15 @@ RESULT_TYPES: Final = frozenset({"complete", "input_required", "task"})
 class Progress:
     """The progress of one request: when it was last heard of, and whom to tell."""
 
-    __slots__ = ("_callback", "_seen")
+    __slots__ = ("_callback", "seen")
 
     def __init__(self, callback: ProgressCallback | None) -> None:
         self._callback = callback
-        self._seen: float | None = None
-
-    def last_seen(self, loop: asyncio.AbstractEventLoop) -> float:
-        if self._seen is None:
-            self._seen = loop.time()
-        return self._seen
+        #: The loop's time when progress was last heard of; ``None`` before any.
+        self.seen: float | None = None
 
     async def update(self, params: dict[str, Any]) -> None:
-        self._seen = asyncio.get_running_loop().time()
+        self.seen = asyncio.get_running_loop().time()
         if self._callback is not None:
             await self._callback(params.get("progress", 0), params.get("total"), params.get("message"))
 
@@ -77,19 +73,26 @@ class Deadlines:
     __slots__ = ("_at", "_timer", "_watched")
 
     def __init__(self) -> None:
-        self._watched: dict[asyncio.Future[Any], tuple[Progress, float, float]] = {}
+        self._watched: dict[asyncio.Future[Any], tuple[Progress | None, float, float, float]] = {}
         self._timer: asyncio.TimerHandle | None = None
         self._at = math.inf
 
     def watch(
-        self, future: asyncio.Future[Any], progress: Progress, timeout: float, hard_stop: float
+        self,
+        future: asyncio.Future[Any],
+        progress: Progress | None,
+        timeout: float,
+        hard_stop: float,
+        sent: float,
     ) -> None:
-        """Fail *future* with :class:`_Expired` after *timeout* s of silence, or at *hard_stop*."""
-        self._watched[future] = (progress, timeout, hard_stop)
-        loop = future.get_loop()  # not asyncio.get_running_loop(): a getpid(2) per call
-        deadline = min(progress.last_seen(loop) + timeout, hard_stop)
+        """Fail *future* with :class:`_Expired` after *timeout* s of silence since *sent* (the
+        loop's time) or since *progress* was last heard of, or at *hard_stop*."""
+        self._watched[future] = (progress, sent, timeout, hard_stop)
+        deadline = sent + timeout
+        if hard_stop < deadline:
+            deadline = hard_stop
         if deadline < self._at:
-            self._arm(loop, deadline)
+            self._arm(future.get_loop(), deadline)
 
     def forget(self, future: asyncio.Future[Any]) -> None:
         self._watched.pop(future, None)
@@ -113,8 +116,9 @@ class Deadlines:
         self._at = math.inf
         now = loop.time()
         earliest = math.inf
-        for future, (progress, timeout, hard_stop) in list(self._watched.items()):
-            deadline = min(progress.last_seen(loop) + timeout, hard_stop)
+        for future, (progress, sent, timeout, hard_stop) in list(self._watched.items()):
+            seen = sent if progress is None or progress.seen is None else progress.seen
+            deadline = min(seen + timeout, hard_stop)
             if future.done():
                 del self._watched[future]
             elif deadline <= now:  # progress heard of since moves the deadline on
@@ -130,7 +134,7 @@ async def await_answer(
     peer: Peer,
     request_id: int,
     future: asyncio.Future[Any],
-    progress: Progress,
+    progress: Progress | None,
     timeout: float | None,
     max_timeout: float | None,
     deadlines: Deadlines | None = None,
@@ -150,8 +154,8 @@ async def await_answer(
     own = deadlines is None
     if deadlines is None:
         deadlines = Deadlines()
-    hard_stop = future.get_loop().time() + max_timeout if max_timeout else math.inf
-    deadlines.watch(future, progress, timeout, hard_stop)
+    now = future.get_loop().time()  # not asyncio.get_running_loop(): a getpid(2) per call
+    deadlines.watch(future, progress, timeout, now + max_timeout if max_timeout else math.inf, now)
     try:
         return await future
     except _Expired:
