@@ -564,6 +564,10 @@ class Peer:
             loop = self._loop = asyncio.get_running_loop()
         return loop
 
+    def event_loop(self) -> asyncio.AbstractEventLoop:
+        """The loop this peer runs on (asked of asyncio once: each asking costs a getpid(2))."""
+        return self._loop or self._event_loop()
+
     def _spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
         # create_task, not ensure_future: one task per request, and the checks add up.
         task = self._event_loop().create_task(coro)

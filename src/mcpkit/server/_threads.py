@@ -210,12 +210,16 @@ os.register_at_fork(after_in_child=_pool.reset)  # `mcpkit run --workers N` fork
 
 
 def run_sync(
-    fn: Callable[..., Any], kwargs: dict[str, Any], finish: Finish | None = None
+    fn: Callable[..., Any],
+    kwargs: dict[str, Any],
+    finish: Finish | None = None,
+    loop: asyncio.AbstractEventLoop | None = None,
 ) -> asyncio.Future[Any]:
     """Run ``fn(**kwargs)`` on a worker thread, in a copy of the current context; await the result.
 
     *finish*, if given, is called on the loop with the call's outcome (its exception or ``None``,
     and its value) and its return value (or what it raises) is the future's: work that would
-    otherwise need a coroutine resumed on the loop after the thread is done.
+    otherwise need a coroutine resumed on the loop after the thread is done. *loop*: the running
+    loop, where the caller knows it (asking asyncio costs a getpid(2) system call, every time).
     """
-    return _pool.submit(asyncio.get_running_loop(), fn, kwargs, finish)
+    return _pool.submit(loop or asyncio.get_running_loop(), fn, kwargs, finish)

@@ -31,6 +31,7 @@ from .._headers import mirrored_parameters
 from .._mrtr import BecomeTask, InputRequired
 from .._signature import ArgumentError, ToolSignature, inspect_function
 from ..context import Context
+from ..session import Peer
 from ..tasks import RELATED_TASK, TASKS_EXTENSION, TERMINAL, TaskRecord, requestor
 from ..types import (
     CONTENT_TYPES,
@@ -390,7 +391,10 @@ class ToolsAPI(ServerBase):
             call: Awaitable[dict[str, Any]] = self._call_now(tool.fn, kwargs, name, signature, scope)
             return call
 
-        return run_sync(tool.fn, kwargs, functools.partial(self._call_outcome, name, signature, scope))
+        # The peer knows its loop: asking asyncio for it costs a getpid(2) system call per call.
+        loop = outbound.event_loop() if isinstance(outbound, Peer) else None
+        finish = functools.partial(self._call_outcome, name, signature, scope)
+        return run_sync(tool.fn, kwargs, finish, loop)
 
     async def _call_now(
         self,
