@@ -332,10 +332,15 @@ def test_a_tools_call_handler_set_in_place_of_ours_is_never_bypassed() -> None:
             seen.append(params["name"])
             return await original(params, ctx)
 
-        server.set_handler("tools/call", audited)
         client, _, _ = await open_session(server)
+        assert (await outcome(client, "aecho", {"text": "x"}))["content"][0]["text"] == "x"  # ours
+        server.set_handler("tools/call", audited)  # after start_now has found ours once
         assert (await outcome(client, "echo", {"text": "x"}))["content"][0]["text"] == "x"
-        assert seen == ["echo"]
+        assert (await outcome(client, "aecho", {"text": "x"}))["content"][0]["text"] == "x"
+        assert seen == ["echo", "aecho"]
+        server.set_handler("tools/call", original)  # ours again: the short way again
+        assert (await outcome(client, "echo", {"text": "x"}))["content"][0]["text"] == "x"
+        assert seen == ["echo", "aecho"]
 
     run(main())
 
