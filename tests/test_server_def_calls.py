@@ -332,10 +332,15 @@ def test_a_tools_call_handler_set_in_place_of_ours_is_never_bypassed() -> None:
             seen.append(params["name"])
             return await original(params, ctx)
 
-        server.set_handler("tools/call", audited)
         client, _, _ = await open_session(server)
+        assert (await outcome(client, "aecho", {"text": "x"}))["content"][0]["text"] == "x"  # ours
+        server.set_handler("tools/call", audited)  # after start_now has found ours once
         assert (await outcome(client, "echo", {"text": "x"}))["content"][0]["text"] == "x"
-        assert seen == ["echo"]
+        assert (await outcome(client, "aecho", {"text": "x"}))["content"][0]["text"] == "x"
+        assert seen == ["echo", "aecho"]
+        server.set_handler("tools/call", original)  # ours again: the short way again
+        assert (await outcome(client, "echo", {"text": "x"}))["content"][0]["text"] == "x"
+        assert seen == ["echo", "aecho"]
 
     run(main())
 
@@ -385,5 +390,28 @@ def test_a_subclass_overriding_handle_sees_every_tool_call() -> None:
         assert (await outcome(client, "echo", {"text": "y"}))["content"][0]["text"] == "y"
         assert (await outcome(client, "aecho", {"text": "z"}))["content"][0]["text"] == "z"
         assert seen.count("tools/call") == 2
+
+    run(main())
+
+
+def test_a_def_call_started_for_an_outbound_that_is_not_a_peer_finds_the_loop_itself() -> None:
+    """start_now takes the loop from a Peer (asking asyncio costs a system call); any other
+    outbound, and run_sync's callers without a loop, have it found for them."""
+    from mcpkit._connection import Scope
+    from mcpkit._jsonrpc import Request
+    from mcpkit._versions import Era
+
+    server, _ = make_server()
+
+    class Outbound:  # what start_now needs of one, here: nothing (echo takes no Context)
+        pass
+
+    async def main() -> None:
+        request = Request(id=1, method="tools/call", params={"name": "echo", "arguments": {"text": "hi"}})
+        scope = Scope(version=VERSION, era=Era.HANDSHAKE)
+        started = server.start_now(request, scope, Outbound(), None)  # type: ignore[arg-type]
+        assert isinstance(started, asyncio.Future)
+        result = await started
+        assert result["content"] == [{"type": "text", "text": "hi"}]
 
     run(main())

@@ -129,3 +129,35 @@ def test_a_job_never_waits_behind_a_long_one_once_idle_workers_have_gone(
 
     # Far below the long job (release.wait(20)) it would otherwise wait behind.
     assert run(main()) < 5
+
+
+def test_exit_waits_for_the_jobs_being_run() -> None:
+    from mcpkit.server._threads import _pool
+
+    started, release = threading.Event(), threading.Event()
+    waited: list[float] = []
+
+    def slow() -> str:
+        started.set()
+        release.wait(5)
+        return "done"
+
+    def at_exit() -> None:  # what atexit runs, here on a thread of its own
+        _pool.wait_for_running()
+        waited.append(time.monotonic())
+
+    async def main() -> None:
+        job = run_sync(slow, {})
+        await asyncio.to_thread(started.wait, 5)
+        waiter = threading.Thread(target=at_exit)
+        waiter.start()
+        await asyncio.sleep(0.05)
+        assert not waited  # the job still runs: exit waits
+        released = time.monotonic()
+        release.set()
+        assert await job == "done"
+        await asyncio.to_thread(waiter.join, 5)
+        assert waited and waited[0] >= released
+
+    run(main())
+    _pool.wait_for_running()  # nothing runs: returns at once

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 from typing import Any
 
@@ -283,5 +284,86 @@ def test_a_future_still_running_is_waited_for_by_drain_and_then_cancelled() -> N
         await asyncio.sleep(0)
         assert not peer._running
         assert transport.sent == [(None, 1, True)]
+
+    run(main())
+
+
+def test_requests_cancelled_before_they_start_by_cancel_all_or_drain_are_forgotten() -> None:
+    """A request's task that never takes a step never runs the code that would take it out of the
+    running ones, await its handler's coroutine and tell its stream nothing is owed: the places that
+    cancel see to it (under filterwarnings=error an unawaited coroutine fails the test)."""
+    started: list[Any] = []
+
+    async def handler(request: Request) -> Any:
+        started.append(request.id)
+        return {}
+
+    async def main() -> None:
+        transport = Routed()
+        peer = Peer(transport, on_request=handler)
+        for request_id in ("a", "b"):
+            await peer.deliver(Request(id=request_id, method="work"))
+        peer.cancel_all()  # no await in between: neither task has taken a step
+        for _ in range(5):
+            await asyncio.sleep(0)
+        assert not peer._running and not started
+        assert sorted(transport.sent) == [(None, "a", True), (None, "b", True)]
+
+        transport = Routed()
+        peer = Peer(transport, on_request=handler)
+        await peer.deliver(Request(id="c", method="work"))
+        await peer.drain(0)  # a grace of nothing: cancelled, maybe before its first step
+        for _ in range(5):
+            await asyncio.sleep(0)
+        assert not peer._running
+        assert transport.sent in (
+            [(None, "c", True)],
+            [({"jsonrpc": "2.0", "id": "c", "result": {}}, "c", True)],
+        )
+
+    run(main())
+    gc.collect()
+
+
+def test_a_request_the_loop_cancels_at_shutdown_before_it_starts_is_forgotten() -> None:
+    """The loop cancels every task left when it shuts down; the peer was closed by then."""
+    started: list[Any] = []
+
+    async def handler(request: Request) -> Any:
+        started.append(request.id)
+        return {}
+
+    async def main() -> None:
+        transport = Routed()
+        peer = Peer(transport, on_request=handler)
+        await peer.deliver(Request(id="d", method="work"))
+        peer.close()
+        for task in asyncio.all_tasks():  # what asyncio.run does with the tasks left at its end
+            if task is not asyncio.current_task():
+                task.cancel()
+        for _ in range(5):
+            await asyncio.sleep(0)
+        assert not peer._running and not started
+        assert transport.sent == [(None, "d", True)]
+
+    asyncio.run(main())  # not run(): its wait_for would be one of the tasks cancelled
+    gc.collect()
+
+
+def test_a_request_counts_against_max_in_flight_until_its_answer_is_sent() -> None:
+    async def handler(request: Request) -> Any:
+        return {"n": request.id}
+
+    async def main() -> None:
+        a, b = memory_pair()
+        peer = Peer(b, on_request=handler, max_in_flight=1)
+        await peer.deliver(Request(id=1, method="x"))
+        await peer.deliver(Request(id=2, method="x"))  # the first has not run yet: refused
+        for _ in range(5):
+            await asyncio.sleep(0)
+        assert not peer._running
+        answers = {answer["id"]: answer for answer in [json.loads(await a.receive()) for _ in range(2)]}
+        assert answers[2]["error"]["code"] == -32000
+        assert answers[1] == {"jsonrpc": "2.0", "id": 1, "result": {"n": 1}}
 
     run(main())

@@ -299,6 +299,9 @@ class Peer:
                 future.set_exception(ConnectionClosed(f"connection closed before an answer: {self._closed}"))
         self._waiting.clear()
         self.closed.set()
+        for request_id, task in list(self._running.items()):
+            # Requests go on; but at shutdown the loop cancels what is left, maybe before it ran.
+            self._unstarted(request_id, task)
 
     def cancel_incoming(self, request_id: jsonrpc.RequestId) -> bool:
         """Stop handling the incoming request *request_id* (no answer will be sent); what
@@ -307,12 +310,14 @@ class Peer:
         task = self._running.get(request_id)
         if task is None:
             return False
+        self._unstarted(request_id, task)
         task.cancel()
         return True
 
     def cancel_all(self) -> None:
         """Stop handling every incoming request (the session is gone)."""
-        for task in list(self._running.values()):
+        for request_id, task in list(self._running.items()):
+            self._unstarted(request_id, task)
             task.cancel()
 
     async def drain(self, grace: float) -> None:
@@ -320,6 +325,9 @@ class Peer:
         working = self._tasks.union(self._running.values())
         if working:
             _, pending = await asyncio.wait(working, timeout=grace)
+            for request_id, task in list(self._running.items()):
+                if task in pending:
+                    self._unstarted(request_id, task)
             for task in pending:
                 task.cancel()
             if pending:
@@ -447,19 +455,11 @@ class Peer:
             work.add_done_callback(self._answerer(request_id))
             return
         # Not _spawn: a request's task is kept (and waited for by drain) through _running already.
-        task = (self._loop or self._event_loop()).create_task(self._answer(request_id, work))
-        self._running[request_id] = task
-
-        def forget(done: asyncio.Task[Any]) -> None:
-            self._running.pop(request_id, None)
-            if done.cancelled():  # else _answer ran, and awaited work: nothing to close
-                _close(work)
-                if self._routed is not None:
-                    # Cancelled before its first step, so _answer never ran: the routed transport
-                    # still waits to hear that nothing is owed (an HTTP POST would hang otherwise).
-                    self._spawn(self._send_quietly(_NO_ANSWER, request_id, True))
-
-        task.add_done_callback(forget)
+        # No done-callback either (one cost a handle and a turn of the loop per request): _answer
+        # takes its entry out itself; a task that never runs _answer is seen to by _unstarted.
+        self._running[request_id] = (self._loop or self._event_loop()).create_task(
+            self._answer(request_id, work)
+        )
 
     def _answerer(self, request_id: jsonrpc.RequestId) -> Callable[[asyncio.Future[Any]], None]:
         """The done-callback answering *request_id* from a future, as :meth:`_answer` and
@@ -499,22 +499,53 @@ class Peer:
         return self._on_request(request)
 
     async def _answer(self, request_id: jsonrpc.RequestId, work: Awaitable[Any]) -> None:
-        # What _outcome does, written out: one coroutine fewer per request.
+        # What _outcome does, written out: one coroutine fewer per request. The request counts as
+        # running (for max_in_flight and its id) until its answer is sent, as before.
         answer: bytes | None
         try:
-            result = await work
-        except asyncio.CancelledError:
-            answer = None
-        except Exception as exc:
-            answer = error_response(request_id, exc)
-        else:
-            answer = result_response(request_id, result)
-        if answer is not None:
-            if self._routed is None and self._send_nowait is not None and self._send_nowait(answer):
-                return  # taken at once: no coroutine of the transport's to run
-            await self._send_quietly(answer, request_id, True)
-        elif self._routed is not None:
-            await self._send_quietly(_NO_ANSWER, request_id, True)
+            try:
+                result = await work
+            except asyncio.CancelledError:
+                answer = None
+            except Exception as exc:
+                answer = error_response(request_id, exc)
+            else:
+                answer = result_response(request_id, result)
+            if answer is not None:
+                if self._routed is None and self._send_nowait is not None and self._send_nowait(answer):
+                    return  # taken at once: no coroutine of the transport's to run
+                await self._send_quietly(answer, request_id, True)
+            elif self._routed is not None:
+                await self._send_quietly(_NO_ANSWER, request_id, True)
+        finally:
+            self._running.pop(request_id, None)
+
+    def _unstarted(self, request_id: jsonrpc.RequestId, task: asyncio.Future[Any]) -> None:
+        """See to *task* if it ends without running _answer: cancelled before its first step.
+
+        Called where request tasks are cancelled (and by :meth:`close`, for the loop's own
+        cancellation at shutdown), so the hot path needs no done-callback. Such a task's _answer
+        never took its entry out of _running, never awaited its handler's coroutine (close it, or
+        Python warns that it was never awaited) and never told a routed transport that nothing is
+        owed (an HTTP POST would hang)."""
+        coro: Any = task.get_coro() if isinstance(task, asyncio.Task) else None
+        if getattr(coro, "cr_code", None) is not _ANSWER_CODE:
+            return  # not a task of _start's: a future (answered from its callback), a batch member's
+        frame = coro.cr_frame
+        if frame is None or coro.cr_running or coro.cr_suspended:
+            return  # _answer has started (or ended): it takes its entry out itself
+        work = frame.f_locals.get("work")  # _answer's argument, held by its unstarted frame
+
+        def forget(done: asyncio.Future[Any]) -> None:
+            if self._running.get(request_id) is not done:
+                return  # _answer ran after all, and took its entry out
+            del self._running[request_id]
+            if work is not None:
+                _close(work)
+            if self._routed is not None:
+                self._spawn(self._send_quietly(_NO_ANSWER, request_id, True))
+
+        task.add_done_callback(forget)
 
     async def _route_batch(self, events: list[jsonrpc.Event | RemoteProtocolError]) -> None:
         # Members run concurrently, each a task of its own that notifications/cancelled can stop;
@@ -577,12 +608,20 @@ class Peer:
             loop = self._loop = asyncio.get_running_loop()
         return loop
 
+    def event_loop(self) -> asyncio.AbstractEventLoop:
+        """The loop this peer runs on (asked of asyncio once: each asking costs a getpid(2))."""
+        return self._loop or self._event_loop()
+
     def _spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
         # create_task, not ensure_future: one task per request, and the checks add up.
         task = self._event_loop().create_task(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         return task
+
+
+#: How _unstarted knows a task of _start's.
+_ANSWER_CODE: Final = Peer._answer.__code__
 
 
 async def _outcome(request_id: jsonrpc.RequestId, work: Awaitable[Any]) -> bytes | None:

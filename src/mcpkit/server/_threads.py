@@ -58,12 +58,12 @@ _Job = tuple[
 
 class _Pool:
     __slots__ = (
+        "_busy",
         "_done",
         "_idle",
         "_jobs",
         "_lock",
         "_outgoing",
-        "_running",
         "_taken",
         "_watched",
         "_workers",
@@ -81,12 +81,13 @@ class _Pool:
         self._outgoing: dict[asyncio.AbstractEventLoop, list[_Job]] = {}
         self._watched: set[asyncio.AbstractEventLoop] = set()
         # Under _lock: finished jobs per loop; idle workers, each waiting on a lock of its own that
-        # the waker releases (the last is woken first: its caches are the warmest); all workers;
-        # jobs being run.
+        # the waker releases (the last is woken first: its caches are the warmest); all workers.
         self._done: dict[asyncio.AbstractEventLoop, list[_Outcome]] = {}
         self._idle: list[threading.Lock] = []
         self._workers = 0
-        self._running = 0
+        # The workers running a job now (each adds and discards only itself: a set's add and
+        # discard are atomic, so this needs no lock, which a count would, on every job).
+        self._busy: set[threading.Lock] = set()
         self._taken = 0  # jobs taken so far: the watchdog's sign of progress (a lost count is harmless)
 
     def submit(
@@ -135,7 +136,7 @@ class _Pool:
             threading.Thread(target=self._work, name="mcpkit-worker", daemon=True).start()
 
     def _work(self) -> None:
-        jobs, lock, done = self._jobs, self._lock, self._done
+        jobs, lock, done, busy = self._jobs, self._lock, self._done, self._busy
         wake = threading.Lock()
         wake.acquire()
         while True:
@@ -161,15 +162,13 @@ class _Pool:
             if not ran:
                 outcome = (future, None, None, None)
             else:
-                with lock:
-                    self._running += 1
+                busy.add(wake)
                 try:
                     outcome = (future, None, context.run(fn, **kwargs), finish)
                 except BaseException as exc:  # handed to the awaiting task as it is
                     outcome = (future, exc, None, finish)
+                busy.discard(wake)
             with lock:
-                if ran:
-                    self._running -= 1
                 finished = done.get(loop)
                 first = finished is None
                 if first:
@@ -201,10 +200,7 @@ class _Pool:
 
     def wait_for_running(self) -> None:
         """At exit: let the jobs already started end, as the loop's default executor would."""
-        while True:
-            with self._lock:
-                if not self._running:
-                    return
+        while self._busy:
             time.sleep(0.01)
 
 
@@ -214,12 +210,16 @@ os.register_at_fork(after_in_child=_pool.reset)  # `mcpkit run --workers N` fork
 
 
 def run_sync(
-    fn: Callable[..., Any], kwargs: dict[str, Any], finish: Finish | None = None
+    fn: Callable[..., Any],
+    kwargs: dict[str, Any],
+    finish: Finish | None = None,
+    loop: asyncio.AbstractEventLoop | None = None,
 ) -> asyncio.Future[Any]:
     """Run ``fn(**kwargs)`` on a worker thread, in a copy of the current context; await the result.
 
     *finish*, if given, is called on the loop with the call's outcome (its exception or ``None``,
     and its value) and its return value (or what it raises) is the future's: work that would
-    otherwise need a coroutine resumed on the loop after the thread is done.
+    otherwise need a coroutine resumed on the loop after the thread is done. *loop*: the running
+    loop, where the caller knows it (asking asyncio costs a getpid(2) system call, every time).
     """
-    return _pool.submit(asyncio.get_running_loop(), fn, kwargs, finish)
+    return _pool.submit(loop or asyncio.get_running_loop(), fn, kwargs, finish)

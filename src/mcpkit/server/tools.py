@@ -31,6 +31,7 @@ from .._headers import mirrored_parameters
 from .._mrtr import BecomeTask, InputRequired
 from .._signature import ArgumentError, ToolSignature, inspect_function
 from ..context import Context
+from ..session import Peer
 from ..tasks import RELATED_TASK, TASKS_EXTENSION, TERMINAL, TaskRecord, requestor
 from ..types import (
     CONTENT_TYPES,
@@ -57,6 +58,7 @@ _TOOL_NAME_CHARS: Final = frozenset(string.ascii_letters + string.digits + "_-."
 #: RFC 6749 section 3.3: scope-token = 1*( %x21 / %x23-5B / %x5D-7E ).
 _SCOPE_CHARS: Final = frozenset(chr(c) for c in range(0x21, 0x7F)) - {"\x22", "\x5c"}
 _json_encode: Final = msgspec.json.Encoder().encode
+_UNCHECKED: Final = object()  # no tools/call handler checked yet (None is no handler at all)
 
 
 class ToolOptions(TypedDict, total=False):
@@ -113,6 +115,8 @@ class ToolsAPI(ServerBase):
         self.tool_timeout = tool_timeout
         self.mask_errors = mask_errors
         self.hide_unauthorized_tools = hide_unauthorized_tools
+        # The tools/call handler start_now found to be ours (see there): checked once, not per call.
+        self._our_call_handler: object = _UNCHECKED
 
     # -- tools -------------------------------------------------------------------------------------
 
@@ -363,13 +367,17 @@ class ToolsAPI(ServerBase):
             or tool.task_support != "forbidden"
         ):
             return None
-        # What handle() would run must be ours, not a handler set in its place or an override.
+        # What handle() would run must be ours, not a handler set in its place or an override. The
+        # bound method registered is one object: once it has passed, its identity says it is ours.
         handler = self._handlers.get("tools/call")
-        if (
-            getattr(handler, "__func__", None) is not ToolsAPI._call_tool
-            or getattr(handler, "__self__", None) is not self
-            or type(self)._run_tool is not ToolsAPI._run_tool
-        ):
+        if handler is not self._our_call_handler:
+            if (
+                getattr(handler, "__func__", None) is not ToolsAPI._call_tool
+                or getattr(handler, "__self__", None) is not self
+            ):
+                return None
+            self._our_call_handler = handler
+        if type(self)._run_tool is not ToolsAPI._run_tool:
             return None
         arguments = params.get("arguments")
         if arguments is not None and not isinstance(arguments, dict):
@@ -390,7 +398,10 @@ class ToolsAPI(ServerBase):
             call: Awaitable[dict[str, Any]] = self._call_now(tool.fn, kwargs, name, signature, scope)
             return call
 
-        return run_sync(tool.fn, kwargs, functools.partial(self._call_outcome, name, signature, scope))
+        # The peer knows its loop: asking asyncio for it costs a getpid(2) system call per call.
+        loop = outbound.event_loop() if isinstance(outbound, Peer) else None
+        finish = functools.partial(self._call_outcome, name, signature, scope)
+        return run_sync(tool.fn, kwargs, finish, loop)
 
     async def _call_now(
         self,
