@@ -132,6 +132,9 @@ class Peer:
         self._waiting: dict[jsonrpc.RequestId, asyncio.Future[Any]] = {}
         # Requests being handled: each a task, or the future of a handler that is one already.
         self._running: dict[jsonrpc.RequestId, asyncio.Future[Any]] = {}
+        # The handler coroutines of request tasks that have not taken their first step yet (each
+        # _answer takes its own out as it starts): what to close if such a task is cancelled.
+        self._unstarted_work: dict[jsonrpc.RequestId, Awaitable[Any]] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
         self._closed: BaseException | None = None
         # The loop, once known: asyncio.get_running_loop() costs a getpid() system call, and the hot
@@ -457,6 +460,7 @@ class Peer:
         # Not _spawn: a request's task is kept (and waited for by drain) through _running already.
         # No done-callback either (one cost a handle and a turn of the loop per request): _answer
         # takes its entry out itself; a task that never runs _answer is seen to by _unstarted.
+        self._unstarted_work[request_id] = work
         self._running[request_id] = (self._loop or self._event_loop()).create_task(
             self._answer(request_id, work)
         )
@@ -501,6 +505,7 @@ class Peer:
     async def _answer(self, request_id: jsonrpc.RequestId, work: Awaitable[Any]) -> None:
         # What _outcome does, written out: one coroutine fewer per request. The request counts as
         # running (for max_in_flight and its id) until its answer is sent, as before.
+        self._unstarted_work.pop(request_id, None)  # started: from here on it sees to itself
         answer: bytes | None
         try:
             try:
@@ -528,20 +533,17 @@ class Peer:
         never took its entry out of _running, never awaited its handler's coroutine (close it, or
         Python warns that it was never awaited) and never told a routed transport that nothing is
         owed (an HTTP POST would hang)."""
-        coro: Any = task.get_coro() if isinstance(task, asyncio.Task) else None
-        if getattr(coro, "cr_code", None) is not _ANSWER_CODE:
-            return  # not a task of _start's: a future (answered from its callback), a batch member's
-        frame = coro.cr_frame
-        if frame is None or coro.cr_running or coro.cr_suspended:
-            return  # _answer has started (or ended): it takes its entry out itself
-        work = frame.f_locals.get("work")  # _answer's argument, held by its unstarted frame
+        work = self._unstarted_work.get(request_id)
+        if work is None:
+            return  # started (it takes its entry out itself), or a future answered from its callback
 
         def forget(done: asyncio.Future[Any]) -> None:
-            if self._running.get(request_id) is not done:
-                return  # _answer ran after all, and took its entry out
-            del self._running[request_id]
-            if work is not None:
-                _close(work)
+            if self._unstarted_work.get(request_id) is not work:
+                return  # _answer ran after all
+            del self._unstarted_work[request_id]
+            if self._running.get(request_id) is done:
+                del self._running[request_id]
+            _close(work)
             if self._routed is not None:
                 self._spawn(self._send_quietly(_NO_ANSWER, request_id, True))
 
@@ -618,10 +620,6 @@ class Peer:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         return task
-
-
-#: How _unstarted knows a task of _start's.
-_ANSWER_CODE: Final = Peer._answer.__code__
 
 
 async def _outcome(request_id: jsonrpc.RequestId, work: Awaitable[Any]) -> bytes | None:
