@@ -633,3 +633,43 @@ def test_another_uvicorn_release_gets_uvicorn_own_cycle(monkeypatch: pytest.Monk
         app, b"GET /a HTTP/1.1\r\n" + b"".join(b"x-%d: 1\r\n" % i for i in range(101)) + b"\r\n"
     )
     assert crowded[0].startswith(b"HTTP/1.1 431 ")
+
+
+def test_accepted_hosts_are_remembered_and_refused_ones_are_not() -> None:
+    """A Host accepted once is looked up after, a refused one is asked again every time (and never
+    kept), and what is kept stays bounded."""
+    from mcpkit.transports.http import app as app_module
+
+    async def status(app: StreamableHTTPApp, host: bytes) -> int:
+        sent: list[dict[str, Any]] = []
+
+        async def receive() -> dict[str, Any]:
+            return {"type": "http.request", "body": b"{}", "more_body": False}
+
+        async def send(event: dict[str, Any]) -> None:
+            sent.append(event)
+
+        scope = {
+            "type": "http",
+            "method": "GET",
+            "path": "/mcp",
+            "query_string": b"",
+            "headers": [(b"host", host)],
+        }
+        await app(scope, receive, send)
+        return int(sent[0]["status"])
+
+    async def main() -> None:
+        app = make_app().__class__(make_app().server, allowed_hosts=["api.example"])
+        for _ in range(2):  # once checked, once remembered: the same answers
+            assert await status(app, b"127.0.0.1:8000") == 405
+            assert await status(app, b"api.example") == 405
+            assert await status(app, b"evil.example") == 421
+            assert await status(app, b"127.0.0.1.evil.example") == 421
+        assert set(app._hosts_ok) == {"127.0.0.1:8000", "api.example"}
+        for port in range(3 * app_module._HOSTS_KEPT):
+            assert await status(app, b"localhost:%d" % port) == 405
+            assert len(app._hosts_ok) <= app_module._HOSTS_KEPT
+        assert await status(app, b"x" * (app_module._HOST_BYTES + 1)) == 421
+
+    asyncio.run(main())

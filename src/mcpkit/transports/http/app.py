@@ -75,6 +75,9 @@ DEFAULT_MAX_BODY: Final = 4 * 1024 * 1024
 #: The JSON-RPC code of "the server is busy" answers (too many sessions or requests in flight);
 #: the implementation-defined server-error range.
 _LOCAL_HOSTS: Final = ("127.0.0.1", "localhost", "[::1]")
+#: How many accepted Host values are remembered, and how long one may be to be remembered.
+_HOSTS_KEPT: Final = 64
+_HOST_BYTES: Final = 256
 
 logger = logging.getLogger("mcpkit.http")
 
@@ -169,6 +172,8 @@ class StreamableHTTPApp:
             self.allowed_hosts.add(urlsplit(auth.audience).netloc)
         self.allowed_origins = set(allowed_origins)
         self.max_body_bytes = max_body_bytes
+        #: Host values already accepted (see _host_ok).
+        self._hosts_ok: dict[str, bool] = {}
 
     @property
     def sessions(self) -> dict[str, HTTPSession]:
@@ -195,15 +200,19 @@ class StreamableHTTPApp:
         if len(headers) != len(scope["headers"]) and await _refuse_repeated(scope["headers"], send):
             return
         path = _path_of(scope)
-        legacy = path in (self.sse_path, self.messages_path)
-        metadata = self.metadata is not None and path in self.metadata.paths
-        if path != self.path and not legacy and not metadata:
-            if path in HEALTH_PATHS:
-                await self._health(path, scope, send)
+        if path == self.path:  # nearly every request: the two other tests need not be made
+            legacy = metadata = False
+        else:
+            legacy = path in (self.sse_path, self.messages_path)
+            metadata = self.metadata is not None and path in self.metadata.paths
+            if not legacy and not metadata:
+                if path in HEALTH_PATHS:
+                    await self._health(path, scope, send)
+                    return
+                await plain(send, 404, b"not found")
                 return
-            await plain(send, 404, b"not found")
-            return
-        if not self._host_ok(headers.get("host", "")):
+        host = headers.get("host", "")
+        if not (self._hosts_ok.get(host) or self._host_ok(host)):
             await error(send, 421, None, INVALID_REQUEST, "Misdirected request: this Host is not served here")
             return
         if metadata:  # public, for any origin: no Origin check, no token
@@ -252,10 +261,10 @@ class StreamableHTTPApp:
     ) -> None:
         """An admitted request at *path* (inside the app; *legacy*: one of HTTP+SSE's two paths), its
         caller *auth* when the endpoint is protected, by era and method."""
-        owner = owner_of(auth)
         self.table.expire_idle()
         method = scope["method"]
         if legacy:
+            owner = owner_of(auth)
             if path == self.sse_path:
                 if method == "GET":
                     await open_sse(
@@ -286,10 +295,10 @@ class StreamableHTTPApp:
             else:
                 await plain(send, 405, b"POST messages here")
             return
-        if method in ("GET", "DELETE") and "mcp-session-id" in headers:
-            await self._get_or_delete(method, headers, receive, send, owner)
-            return
         if method != "POST":
+            if method in ("GET", "DELETE") and "mcp-session-id" in headers:
+                await self._get_or_delete(method, headers, receive, send, owner_of(auth))
+                return
             await error(send, 405, None, INVALID_REQUEST, "Method not allowed: POST one JSON-RPC message",
                         [(b"allow", b"POST")])  # fmt: skip
             return
@@ -338,7 +347,15 @@ class StreamableHTTPApp:
 
     def _host_ok(self, host: str) -> bool:
         name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
-        return name in _LOCAL_HOSTS or host in self.allowed_hosts or name in self.allowed_hosts
+        ok = name in _LOCAL_HOSTS or host in self.allowed_hosts or name in self.allowed_hosts
+        if ok and len(host) <= _HOST_BYTES:
+            # A client sends the same Host on every request: accepted once, it is looked up after.
+            # Only accepted ones, so what is kept is bounded by the allowlists (and ports: cleared
+            # when full).
+            if len(self._hosts_ok) >= _HOSTS_KEPT:
+                self._hosts_ok.clear()
+            self._hosts_ok[host] = True
+        return ok
 
     async def _preflight(self, origin: str, headers: dict[str, str], send: Send) -> None:
         assert self.cors is not None
@@ -375,13 +392,13 @@ class StreamableHTTPApp:
             and await self.auth.refuse_scopes(self.server, message, auth, send)
         ):
             return
-        owner = owner_of(auth)
         session_id = headers.get("mcp-session-id")
         if isinstance(message, jsonrpc.Request) and is_stateless(message, session_id is not None):
             # "A request carrying modern per-request _meta is served statelessly according to this
             # revision", whatever Mcp-Session-Id it carries.
             await answer_stateless(self.server, message, headers, receive, send, self.stream_queue_limit)
             return
+        owner = owner_of(auth)
         if session_id is None:
             if isinstance(message, jsonrpc.Request) and message.method == "initialize":
                 await self._initialize(message, client, send, owner)

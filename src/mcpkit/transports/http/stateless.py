@@ -77,13 +77,14 @@ async def answer_stateless(
         params = request.params if isinstance(request.params, dict) else {}
         meta = params.get("_meta")
         sent = meta.get(META_PROTOCOL_VERSION) if isinstance(meta, dict) else None
-        if isinstance(sent, str):  # a header that contradicts the body is -32020 before anything
+        # A header that contradicts the body is -32020 before anything.
+        if isinstance(sent, str) and headers.get("mcp-protocol-version") != sent:
             _check_version_header(headers, sent)
         conn = ServerConnection()
         scope = conn.admit(request)
         if scope.version != sent:  # (the same version was checked above)
             _check_version_header(headers, scope.version)
-        _check_headers(request, headers, endpoint)
+        _check_headers(request, params, headers, endpoint)
     except RPCError as exc:
         await error(send, STATUS_OF_CODE.get(exc.code, 400), request.id, exc.code, exc.message, data=exc.data)
         return
@@ -290,24 +291,30 @@ class _StatelessResponse:
             await end_body(self.send)
 
 
-def _check_headers(request: jsonrpc.Request, headers: dict[str, str], endpoint: Endpoint) -> None:
+def _check_headers(
+    request: jsonrpc.Request, params: dict[str, Any], headers: dict[str, str], endpoint: Endpoint
+) -> None:
     """The headers naming the method and its target must be there and agree with the body (-32020
-    otherwise); ``MCP-Protocol-Version`` is checked by the caller."""
+    otherwise); ``MCP-Protocol-Version`` is checked by the caller. *params*: the request's (``{}``
+    when it has none)."""
     method = headers.get("mcp-method")
     if method != request.method:
         raise HeaderMismatch(f"Header mismatch: Mcp-Method {method!r} does not match body {request.method!r}")
-    field = mcp_name_field(request.method)
-    params = request.params if isinstance(request.params, dict) else {}
+    field = mcp_name_field(method)
     if field is not None:
         name = headers.get("mcp-name")
         if name is None:
-            raise HeaderMismatch(f"Header mismatch: Mcp-Name is required for {request.method}")
+            raise HeaderMismatch(f"Header mismatch: Mcp-Name is required for {method}")
         if _decoded(name) != params.get(field):
             raise HeaderMismatch(
                 f"Header mismatch: Mcp-Name header value {name!r} does not match body value {params.get(field)!r}"
             )
-    if request.method == "tools/call" and isinstance(params.get("name"), str):
-        _check_parameter_headers(params, headers, endpoint.mirrored_parameters(params["name"]))
+    if method == "tools/call":
+        tool = params.get("name")
+        if isinstance(tool, str):
+            mirrored = endpoint.mirrored_parameters(tool)
+            if mirrored:  # most tools mirror no argument into a header
+                _check_parameter_headers(params, headers, mirrored)
 
 
 def _check_version_header(headers: dict[str, str], version: str) -> None:
