@@ -673,3 +673,31 @@ def test_accepted_hosts_are_remembered_and_refused_ones_are_not() -> None:
         assert await status(app, b"x" * (app_module._HOST_BYTES + 1)) == 421
 
     asyncio.run(main())
+
+
+def test_receive_gives_what_uvicorn_gives_whether_the_body_is_there_or_not() -> None:
+    """The body already read is handed over at once; one still coming (in pieces, or after a
+    ``100 Continue``) is waited for as uvicorn waits; once the response is complete, receive says
+    the client is gone."""
+    received: list[list[dict[str, Any]]] = []
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        messages = [await receive()]
+        while messages[-1].get("more_body"):
+            messages.append(await receive())
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"2")]})
+        await send({"type": "http.response.body", "body": b"ok"})
+        messages.append(await receive())
+        received.append(messages)
+
+    head = b"POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 6\r\n"
+    whole = _served_writes(app, head + b"\r\nabcdef")
+    pieces = _served_writes(app, head + b"\r\nabc", b"def")
+    continued = _served_writes(app, head + b"Expect: 100-continue\r\n\r\n", b"abcdef")
+    assert all(w[-1].endswith(b"\r\n\r\nok") for w in (whole, pieces, continued))
+    assert continued[0] == b"HTTP/1.1 100 Continue\r\n\r\n"
+    bodies = [b"".join(m.get("body", b"") for m in messages) for messages in received]
+    assert bodies == [b"abcdef"] * 3
+    assert [m["type"] for m in received[0]] == ["http.request", "http.disconnect"]
+    assert received[1][0] == {"type": "http.request", "body": b"abc", "more_body": True}
+    assert all(messages[-1] == {"type": "http.disconnect"} for messages in received)

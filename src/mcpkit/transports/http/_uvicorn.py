@@ -180,6 +180,20 @@ class _Cycle(RequestResponseCycle):
             self._head = b"".join(content)
             self.protocol.holding = self
 
+    async def receive(self) -> Any:
+        # uvicorn's receive when the request's body is there already (one read brings a whole
+        # small request): the same steps and message, without awaiting an Event that is set.
+        event = self.message_event
+        if event.is_set() and not (
+            self.waiting_for_100_continue or self.disconnected or self.response_complete
+        ):
+            self.flow.resume_reading()
+            event.clear()
+            message = {"type": "http.request", "body": bytes(self.body), "more_body": self.more_body}
+            self.body = bytearray()
+            return message
+        return await super().receive()
+
     def write_head(self) -> None:
         """Write the head held (if any) on its own."""
         head, self._head = self._head, b""
@@ -253,7 +267,22 @@ class _BoundedHttpTools(HttpToolsProtocol):
 
     def data_received(self, data: bytes) -> None:
         self._idle_since = None  # uvicorn cancels its keep-alive timer here
-        super().data_received(data)
+        if _FITS_UVICORN:
+            # uvicorn's data_received, but for the keep-alive timer (which this class never arms).
+            try:
+                self.parser.feed_data(data)
+            except httptools.HttpParserError:
+                msg = "Invalid HTTP request received."
+                self.logger.warning(msg)
+                self.send_400_response(msg)
+                return
+            except httptools.HttpParserUpgrade:
+                if self._should_upgrade():
+                    self.handle_websocket_upgrade()
+                else:
+                    self._unsupported_upgrade_warning()
+        else:
+            super().data_received(data)
         # Counted after parsing: a chunk that completes the head (with a body behind it) is fine.
         if self._in_head and not self.transport.is_closing():
             self._head_bytes += len(data)

@@ -464,16 +464,24 @@ class StreamableHTTPApp:
         receive: Receive,
         send: Send,
     ) -> None:
-        peer = session.served.peer
-        try:
-            message = session.served.connection.accept(decoded)  # batches only where the revision has them
-        except RemoteProtocolError as exc:
-            await send_json(send, 400, error_response(exc.request_id, exc))
-            return
-        events: list[jsonrpc.Event | RemoteProtocolError] = (
-            message if isinstance(message, list) else [message]
-        )
-        ids = [message.id] if isinstance(message, jsonrpc.Request) else _answerable_ids(events)
+        served = session.served
+        peer = served.peer
+        message: jsonrpc.Event | list[jsonrpc.Event | RemoteProtocolError]
+        if type(decoded) is jsonrpc.Request:  # nearly every POST: one request, tested at once
+            message = decoded
+            ids = [decoded.id]
+            in_use = decoded.id in session.streams
+        else:
+            try:
+                message = served.connection.accept(decoded)  # batches only where the revision has them
+            except RemoteProtocolError as exc:
+                await send_json(send, 400, error_response(exc.request_id, exc))
+                return
+            events: list[jsonrpc.Event | RemoteProtocolError] = (
+                message if isinstance(message, list) else [message]
+            )
+            ids = _answerable_ids(events)
+            in_use = any(request_id in session.streams for request_id in ids)
         if not ids:
             # Notifications and answers to our requests: "the server MUST return ... 202 Accepted".
             # A batch member that was not even JSON-RPC, with no id, is answered here: it has no
@@ -493,7 +501,7 @@ class StreamableHTTPApp:
             else:
                 await plain(send, 202, b"")
             return
-        if any(request_id in session.streams for request_id in ids):
+        if in_use:
             # "The request ID MUST NOT match the ID of any other request ... not yet received a response"
             await error(send, 400, None, INVALID_REQUEST, "Bad Request: a request id is already in use")
             return
