@@ -15,6 +15,7 @@ the server (``lowlevel``, ``server``) and the server never learns which transpor
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -75,6 +76,12 @@ class Endpoint(Protocol):
 
     async def handle(self, request: Request, scope: Scope, outbound: Outbound, conn: ServerConnection) -> Any:
         """Run one admitted request to its result (raises ``RPCError`` for an error answer)."""
+        ...
+
+    def start(
+        self, request: Request, scope: Scope, outbound: Outbound, conn: ServerConnection
+    ) -> Awaitable[Any]:
+        """:meth:`handle`, started by the shortest way the server has: await it for the same result."""
         ...
 
     def mirrored_parameters(self, tool: str) -> dict[str, tuple[str, ...]]:

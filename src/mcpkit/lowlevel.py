@@ -377,9 +377,6 @@ class LowLevelServer:
         <mcpkit.session.Peer.deliver>`, then call :meth:`disconnect`."""
         conn = ServerConnection()
         peer: Peer
-        # handle() only adds telemetry to _handle(): without either, one coroutine fewer per request;
-        # and start_now's shorter ways are only for a handle() that is ours.
-        plain_handle = type(self).handle is LowLevelServer.handle
 
         def on_request(request: jsonrpc.Request) -> Awaitable[Any]:
             # Called in arrival order: the lifecycle sees messages in the order they came.
@@ -388,13 +385,7 @@ class LowLevelServer:
                 # Answered here, before the next message is read: whatever follows initialize on
                 # the wire must already see the negotiated session.
                 return ready(self._open_session(conn, scope, peer))
-            if plain_handle:  # an overridden handle() sees every request
-                started = self.start_now(request, scope, peer, conn)
-                if started is not None:
-                    return started
-                if self.telemetry is None:
-                    return self._handle(request, scope, peer, conn)  # what handle() would await
-            return self.handle(request, scope, peer, conn)
+            return self.start(request, scope, peer, conn)
 
         async def on_notification(notification: jsonrpc.Notification) -> None:
             conn.notification_received(notification)
@@ -453,6 +444,21 @@ class LowLevelServer:
         conn.initialize_answered(ok=True)
         return result
 
+    def start(
+        self, request: jsonrpc.Request, scope: Scope, outbound: Outbound, conn: ServerConnection
+    ) -> Awaitable[Any]:
+        """Start an admitted request by the shortest way there is: what awaiting it gives is what
+        :meth:`handle` would return (or raise). Every transport starts requests here."""
+        # An overridden handle() sees every request; ours adds only telemetry to _handle(): without
+        # either, one coroutine fewer per request, and start_now's shorter ways where it has one.
+        if type(self).handle is LowLevelServer.handle:
+            started = self.start_now(request, scope, outbound, conn)
+            if started is not None:
+                return started
+            if self.telemetry is None:
+                return self._handle(request, scope, outbound, conn)
+        return self.handle(request, scope, outbound, conn)
+
     def start_now(
         self, request: jsonrpc.Request, scope: Scope, outbound: Outbound, conn: ServerConnection
     ) -> Awaitable[Any] | None:
@@ -504,12 +510,7 @@ class LowLevelServer:
             except InputRequired as need:
                 if not multi_round:
                     raise InternalError(f"{method} cannot ask the client for input") from None
-                # Everything answered so far travels in the sealed state; the new question with it.
-                result = {
-                    "resultType": "input_required",
-                    "inputRequests": need.requests,
-                    "requestState": self.state_sealer.seal(method, params, ctx.answers, list(need.requests)),
-                }
+                result = self._input_required(method, params, ctx.answers, need)
             except ResourceNotFound as exc:
                 if scope.stateless:  # 2026-07-28 names a missing resource -32602
                     raise InvalidParams(exc.message, exc.data) from None
@@ -517,15 +518,31 @@ class LowLevelServer:
         if not isinstance(result, dict):
             result = _to_builtins(result)
         if scope.stateless:
-            result.setdefault("resultType", "complete")
-            if method in CACHEABLE_METHODS and result["resultType"] == "complete":
-                result.setdefault("ttlMs", self.cache_ttl_ms)
-                result.setdefault("cacheScope", self.cache_scope)
-            result_meta = result.get("_meta")
-            if not isinstance(result_meta, dict):
-                result["_meta"] = result_meta = {}
-            result_meta.setdefault(META_SERVER_INFO, self._info(scope.version))
+            self._complete_stateless(method, result, scope)
         return result
+
+    def _input_required(
+        self, method: str, params: dict[str, Any], answers: dict[str, Any], need: InputRequired
+    ) -> dict[str, Any]:
+        """The 2026-07-28 result asking the client for *need*'s input before it sends *params* again."""
+        # Everything answered so far travels in the sealed state; the new question with it.
+        return {
+            "resultType": "input_required",
+            "inputRequests": need.requests,
+            "requestState": self.state_sealer.seal(method, params, answers, list(need.requests)),
+        }
+
+    def _complete_stateless(self, method: str, result: dict[str, Any], scope: Scope) -> None:
+        """Add to a 2026-07-28 *result* what that revision's results carry: ``resultType``, the
+        cache hints of a cacheable one, and ``serverInfo`` in its ``_meta``."""
+        result.setdefault("resultType", "complete")
+        if method in CACHEABLE_METHODS and result["resultType"] == "complete":
+            result.setdefault("ttlMs", self.cache_ttl_ms)
+            result.setdefault("cacheScope", self.cache_scope)
+        result_meta = result.get("_meta")
+        if not isinstance(result_meta, dict):
+            result["_meta"] = result_meta = {}
+        result_meta.setdefault(META_SERVER_INFO, self._info(scope.version))
 
     def _discover(self, scope: Scope) -> dict[str, Any]:
         result: dict[str, Any] = {

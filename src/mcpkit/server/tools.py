@@ -343,15 +343,17 @@ class ToolsAPI(ServerBase):
         when it is small. Here what they would do after the thread is done runs in the job's
         *finish*, on the loop, and nothing is resumed. An ``async def`` tool's call skips the
         checks and lookups of :meth:`_handle` and :meth:`_call_tool` made here already, and its
-        Context when the tool takes none. Only the plainest calls come this way (the
-        handshake era, no telemetry, timeout, rate limit, scopes or tasks, arguments that bind, and
-        ``tools/call`` still answered by :meth:`_call_tool` and :meth:`_run_tool` as written here);
+        Context when the tool takes none. Only the plainest calls come this way (no telemetry,
+        timeout, rate limit, scopes or tasks, arguments that bind, in 2026-07-28 a first round of a
+        tool that takes no Context, and ``tools/call`` still answered by :meth:`_call_tool` and
+        :meth:`_run_tool` as written here);
         every other takes :meth:`handle`, which answers the same call the same way.
         """
-        if request.method != "tools/call" or scope.stateless:
+        if request.method != "tools/call":
             return None
         params = request.params
-        if not isinstance(params, dict):
+        # A 2026-07-28 retry (with requestState) opens the sealed answers in handle().
+        if not isinstance(params, dict) or (scope.stateless and "requestState" in params):
             return None
         name: Any = params.get("name")  # a str wherever a tool is found
         tool = self._tools.get(name) if isinstance(name, str) else None
@@ -383,6 +385,8 @@ class ToolsAPI(ServerBase):
         if arguments is not None and not isinstance(arguments, dict):
             return None
         signature = tool.signature
+        if signature.skipped and scope.stateless:
+            return None  # its Context may ask the client for input: handle()'s rounds answer that
         try:
             kwargs = signature.bind(arguments)
         except ArgumentError:
@@ -395,12 +399,12 @@ class ToolsAPI(ServerBase):
             for param in signature.skipped:
                 kwargs[param] = ctx
         if signature.is_async:
-            call: Awaitable[dict[str, Any]] = self._call_now(tool.fn, kwargs, name, signature, scope)
+            call: Awaitable[dict[str, Any]] = self._call_now(tool.fn, kwargs, name, signature, scope, params)
             return call
 
         # The peer knows its loop: asking asyncio for it costs a getpid(2) system call per call.
         loop = outbound.event_loop() if isinstance(outbound, Peer) else None
-        finish = functools.partial(self._call_outcome, name, signature, scope)
+        finish = functools.partial(self._call_outcome, name, signature, scope, params)
         return run_sync(tool.fn, kwargs, finish, loop)
 
     async def _call_now(
@@ -410,6 +414,7 @@ class ToolsAPI(ServerBase):
         name: str,
         signature: ToolSignature,
         scope: Scope,
+        params: dict[str, Any],
     ) -> dict[str, Any]:
         # An async tool's plain call in one coroutine (the tool is called here, in the request's
         # task, as _run_tool calls it).
@@ -418,11 +423,17 @@ class ToolsAPI(ServerBase):
         except asyncio.CancelledError:
             raise
         except BaseException as exc:  # InputRequired is one
-            return self._call_outcome(name, signature, scope, exc, None)
-        return self._call_outcome(name, signature, scope, None, value)
+            return self._call_outcome(name, signature, scope, params, exc, None)
+        return self._call_outcome(name, signature, scope, params, None, value)
 
     def _call_outcome(
-        self, name: str, signature: ToolSignature, scope: Scope, exc: BaseException | None, value: Any
+        self,
+        name: str,
+        signature: ToolSignature,
+        scope: Scope,
+        params: dict[str, Any],
+        exc: BaseException | None,
+        value: Any,
     ) -> dict[str, Any]:
         """What _run_tool, _call_tool and handle() make of a plain call's outcome (its exception,
         or its value): the result, or the error to answer. start_now's two ways share it."""
@@ -431,12 +442,20 @@ class ToolsAPI(ServerBase):
         elif isinstance(exc, ToolError):
             result = _error_result(str(exc))
         elif isinstance(exc, InputRequired):
-            raise InternalError("tools/call cannot ask the client for input") from None
+            if not scope.stateless:
+                raise InternalError("tools/call cannot ask the client for input") from None
+            # A first round (start_now takes no retry): nothing answered yet.
+            result = self._input_required("tools/call", params, {}, exc)
+            self._complete_stateless("tools/call", result, scope)
+            return result
         elif isinstance(exc, RPCError) or not isinstance(exc, Exception):
             raise exc
         else:
             result = self._tool_failed(name, exc)
-        return shape_call_result(result, scope)
+        shaped = shape_call_result(result, scope)
+        if scope.stateless:
+            self._complete_stateless("tools/call", shaped, scope)
+        return shaped
 
     # -- tasks -------------------------------------------------------------------------------------
 

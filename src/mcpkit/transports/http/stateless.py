@@ -98,7 +98,7 @@ async def answer_stateless(
     watching = asyncio.get_running_loop().call_soon(response.watch)
     try:
         try:
-            result = await endpoint.handle(request, scope, response, conn)
+            result = await endpoint.start(request, scope, response, conn)
         except Exception as exc:  # 2026-07-28 gives errors HTTP statuses of their own
             watching.cancel()
             code = exc.code if isinstance(exc, RPCError) else INTERNAL_ERROR
