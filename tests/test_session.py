@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import json
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
@@ -288,15 +289,22 @@ def test_a_future_still_running_is_waited_for_by_drain_and_then_cancelled() -> N
     run(main())
 
 
-def test_requests_cancelled_before_they_start_by_cancel_all_or_drain_are_forgotten() -> None:
-    """A request's task that never takes a step never runs the code that would take it out of the
-    running ones, await its handler's coroutine and tell its stream nothing is owed: the places that
-    cancel see to it (under filterwarnings=error an unawaited coroutine fails the test)."""
+def recording_handler() -> tuple[list[Any], Callable[[Request], Awaitable[Any]]]:
+    """A request handler that notes the id of each request it starts on, and the list it notes in."""
     started: list[Any] = []
 
     async def handler(request: Request) -> Any:
         started.append(request.id)
         return {}
+
+    return started, handler
+
+
+def test_requests_cancelled_before_they_start_by_cancel_all_or_drain_are_forgotten() -> None:
+    """A request's task that never takes a step never runs the code that would take it out of the
+    running ones, await its handler's coroutine and tell its stream nothing is owed: the places that
+    cancel see to it (under filterwarnings=error an unawaited coroutine fails the test)."""
+    started, handler = recording_handler()
 
     async def main() -> None:
         transport = Routed()
@@ -327,11 +335,7 @@ def test_requests_cancelled_before_they_start_by_cancel_all_or_drain_are_forgott
 
 def test_a_request_the_loop_cancels_at_shutdown_before_it_starts_is_forgotten() -> None:
     """The loop cancels every task left when it shuts down; the peer was closed by then."""
-    started: list[Any] = []
-
-    async def handler(request: Request) -> Any:
-        started.append(request.id)
-        return {}
+    started, handler = recording_handler()
 
     async def main() -> None:
         transport = Routed()
