@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import math
 from typing import Any
 
 import pytest
 
 from mcpkit import MCPError, RequestTimeout, RPCError
 from mcpkit.client.exchange import (
+    Deadlines,
     Progress,
     await_answer,
     check_result_type,
@@ -140,5 +142,25 @@ def test_silence_times_out_progress_extends_and_max_timeout_caps() -> None:
         with pytest.raises(asyncio.CancelledError):
             await waiting
         assert peer.cancelled[-1] == (4, "request cancelled by the caller")
+
+    asyncio.run(asyncio.wait_for(main(), 5))
+
+
+def test_restarting_the_timeouts_gives_every_waiting_request_its_full_silence_again() -> None:
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        deadlines = Deadlines()
+        quiet: asyncio.Future[Any] = loop.create_future()
+        heard: asyncio.Future[Any] = loop.create_future()
+        progress = Progress(None)
+        deadlines.watch(quiet, None, 0.2, math.inf, loop.time())
+        deadlines.watch(heard, progress, 0.2, math.inf, loop.time())
+        await asyncio.sleep(0.15)
+        deadlines.restart(loop.time())  # someone typing for the server: not its silence
+        await asyncio.sleep(0.15)  # 0.3 s since sent, 0.15 s since restarted
+        assert not quiet.done() and not heard.done()
+        await asyncio.sleep(0.2)
+        assert quiet.done() and heard.done()  # then silence counts again
+        deadlines.close()
 
     asyncio.run(asyncio.wait_for(main(), 5))

@@ -111,8 +111,8 @@ def _clocks_held(holder: list[Any]) -> Iterator[None]:
     loop = asyncio.get_running_loop()
 
     def restart() -> None:
-        for progress in getattr(holder[0], "_progress", {}).values() if holder else ():
-            progress._seen = loop.time()
+        if holder:
+            holder[0].restart_timeouts()
 
     async def keep() -> None:
         while True:

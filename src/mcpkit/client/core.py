@@ -270,6 +270,13 @@ class ClientCore:
         self.server_info = agreement.server_info
         self.instructions = agreement.instructions
 
+    def restart_timeouts(self) -> None:
+        """Start the silence timer of every request waiting for its answer again, as a progress
+        notification for it would: for time the server is not to blame for (a person typing the
+        answer to its question, say)."""
+        if self._peer is not None:
+            self._deadlines.restart(self._peer.event_loop().time())
+
     def _live_peer(self) -> Peer:
         if self._peer is None:
             raise MCPError("not connected: use 'async with Client(...)' or await connect()")

@@ -94,6 +94,13 @@ class Deadlines:
         if deadline < self._at:
             self._arm(future.get_loop(), deadline)
 
+    def restart(self, now: float) -> None:
+        """Start the silence of every request watched again at *now* (as progress heard of would)."""
+        for future, (progress, _, timeout, hard_stop) in self._watched.items():
+            self._watched[future] = (progress, now, timeout, hard_stop)
+            if progress is not None:
+                progress.seen = None  # heard of at *now*, the later of the two
+
     def forget(self, future: asyncio.Future[Any]) -> None:
         self._watched.pop(future, None)
 

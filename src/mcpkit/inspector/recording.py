@@ -37,6 +37,12 @@ class RecordingTransport:
     _record: Recorder
     _on_end: Callable[[str], None]
 
+    # The short ways of a transport that has them (stdio: messages handed over as they are read, or
+    # sent with no coroutine) would pass the recorder by: not forwarded, so every message is seen.
+    listen = None
+    send_nowait = None
+    receive_nowait = None
+
     def __init__(self, inner: Transport, record: Recorder, on_end: Callable[[str], None]) -> None:
         object.__setattr__(self, "_inner", inner)
         object.__setattr__(self, "_record", record)
