@@ -33,6 +33,7 @@ from ._state import Input, Role, State, transition
 from ._versions import FEATURES, STATELESS_VERSIONS, SUPPORTED_VERSIONS, Era, has, negotiate_handshake_version
 
 __all__ = [
+    "LOG_LEVELS",
     "META_CLIENT_CAPABILITIES",
     "META_CLIENT_INFO",
     "META_LOG_LEVEL",
@@ -42,6 +43,9 @@ __all__ = [
     "Scope",
     "ServerConnection",
 ]
+
+# RFC 5424 severities, least severe first (server/utilities/logging).
+LOG_LEVELS: Final = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
 META_PROTOCOL_VERSION: Final = "io.modelcontextprotocol/protocolVersion"
 META_CLIENT_CAPABILITIES: Final = "io.modelcontextprotocol/clientCapabilities"

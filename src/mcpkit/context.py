@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar, overload
 
 import msgspec
 
-from ._connection import Scope, ServerConnection
+from ._connection import LOG_LEVELS, Scope, ServerConnection
 from ._errors import MethodNotFound, MissingClientCapability
 from ._jsonrpc import RequestId
 from ._mrtr import BecomeTask, InputRequired
@@ -24,8 +24,6 @@ __all__ = ["LOG_LEVELS", "Context"]
 
 T = TypeVar("T")
 
-# RFC 5424 severities, least severe first (server/utilities/logging).
-LOG_LEVELS: Final = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 _RANK: Final = {name: rank for rank, name in enumerate(LOG_LEVELS)}
 
 
