@@ -181,15 +181,11 @@ class Peer:
         related: jsonrpc.RequestId | None = None,
     ) -> asyncio.Future[Any]:
         """Send a request with an id of the caller's choosing; returns the future of its answer."""
-        if self._closed is not None:
-            raise ConnectionClosed("connection is closed") from self._closed
+        message = self._request_message(request_id, method, params)
         future: asyncio.Future[Any] = self._event_loop().create_future()
         self._waiting[request_id] = future
-        message = jsonrpc.Request(
-            id=request_id, method=method, params=params if params is not None else UNSET
-        )
         try:
-            await self._emit(jsonrpc.encode(message), related, False)
+            await self._emit(message, related, False)
         except BaseException:
             self._waiting.pop(request_id, None)
             raise
@@ -207,17 +203,26 @@ class Peer:
         send_nowait = self._send_nowait
         if send_nowait is None or self._routed is not None:
             return None
-        if self._closed is not None:
-            raise ConnectionClosed("connection is closed") from self._closed
-        message = jsonrpc.Request(
-            id=request_id, method=method, params=params if params is not None else UNSET
-        )
-        if not send_nowait(jsonrpc.encode(message)):
+        if not send_nowait(self._request_message(request_id, method, params)):
             return None
         # Its answer cannot have come yet: nothing is read until this turn of the loop ends.
-        future: asyncio.Future[Any] = (self._loop or self._event_loop()).create_future()
+        future: asyncio.Future[Any] = self._event_loop().create_future()
         self._waiting[request_id] = future
         return future
+
+    def _request_message(
+        self, request_id: jsonrpc.RequestId, method: str, params: dict[str, Any] | None
+    ) -> bytes:
+        """The encoded request both ways of sending one send.
+
+        Raises:
+            ConnectionClosed: the transport ended.
+        """
+        if self._closed is not None:
+            raise ConnectionClosed("connection is closed") from self._closed
+        return jsonrpc.encode(
+            jsonrpc.Request(id=request_id, method=method, params=params if params is not None else UNSET)
+        )
 
     async def wait(
         self, request_id: jsonrpc.RequestId, future: asyncio.Future[Any], timeout: float | None
