@@ -137,6 +137,9 @@ def markdown(data: dict[str, Any]) -> str:
     lines = [
         f"Measured {data['date']} on {data['machine']}; {data['mode']} run, {data.get('seconds', 0):.0f} s in all.",
         "Ratios are against the official SDK's low-level `Server` (`sdk-lowlevel`) measured in the same run.",
+        f"The figures the targets are judged on (stdio: one call at a time on two cores, and 64 in flight; "
+        f"HTTP: 8 clients) are each the median of {data['settings'].get('rounds', 1)} rounds in which the "
+        "servers took turns (see bench/README.md); the rest are measured once, one server after another.",
         "",
         "**stdio** (handshake era; `tools/call echo`). Sequential latency is measured with the load generator "
         "and the server pinned to two different cores, then to one core (see bench/README.md); CPU is the "
