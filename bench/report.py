@@ -199,7 +199,8 @@ def markdown(data: dict[str, Any]) -> str:
                   "`call_tool('echo')`; CPU is the client process's). Each runs on `asyncio.run`'s loop, then "
                   "the hand-written and mcpkit clients on uvloop (as mcpkit's gateway runs); one call at a time, "
                   "unpinned and then with its server on one core. The hand-written client (answers matched to "
-                  "futures by id as they are read, orjson, no checks) is the floor each loop and placement allow. Then the "
+                  "futures by id as they are read, orjson, no checks) is the floor each loop and placement allow. Against "
+                  "the hand-written server, each figure is the median of the rounds in which the clients took turns. Then the "
                   "mcpkit `Client` against the mcpkit server over Streamable HTTP:", ""]  # fmt: skip
         rows = []
         names = {"raw": "hand-written client (the floor)", "mcpkit": "mcpkit `Client`",

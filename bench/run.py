@@ -377,14 +377,32 @@ async def bench_clients(s: Settings) -> dict[str, Any]:
     # One call at a time, a client's CPU is mostly the system waking it for each answer, and that
     # depends on placement as the servers' sequential latency does: each client runs unpinned (the
     # scheduler's choice, usually two cores) and then with its server on one core. The hand-written
-    # client ("raw") is the floor on each loop.
+    # client ("raw") is the floor on each loop. As with the servers' headline figures, the clients
+    # take turns in s.rounds rounds (the order rotating) and each figure is the median of its rounds.
     core = min(os.sched_getaffinity(0))
-    for which in ("raw", "mcpkit", "official", "raw@uvloop", "mcpkit@uvloop"):
-        out[which] = await run_client(which, "--", *server)
-        one_core = await run_client(which, "--", *server, core=core)
-        if "error" not in out[which] and "error" not in one_core:
-            out[which]["one_core_sequential_calls_per_s"] = one_core.get("sequential_calls_per_s")
-            out[which]["one_core_sequential_cpu_us_per_call"] = one_core.get("sequential_cpu_us_per_call")
+    which_all = ["raw", "mcpkit", "official", "raw@uvloop", "mcpkit@uvloop"]
+    rounds: dict[str, dict[str, list[float]]] = {which: {} for which in which_all}
+    failed: dict[str, str] = {}
+    for index in range(s.rounds):
+        shift = index % len(which_all)
+        for which in which_all[shift:] + which_all[:shift]:
+            unpinned = await run_client(which, "--", *server)
+            one_core = await run_client(which, "--", *server, core=core)
+            if "error" in unpinned or "error" in one_core:
+                failed[which] = unpinned.get("error") or one_core["error"]
+                continue
+            figures = dict(unpinned)
+            figures["one_core_sequential_calls_per_s"] = one_core.get("sequential_calls_per_s")
+            figures["one_core_sequential_cpu_us_per_call"] = one_core.get("sequential_cpu_us_per_call")
+            for key, value in figures.items():
+                if isinstance(value, int | float):
+                    rounds[which].setdefault(key, []).append(value)
+    for which in which_all:
+        if which in failed:
+            out[which] = {"error": failed[which]}
+        else:
+            out[which] = {key: statistics.median(values) for key, values in rounds[which].items()}
+            out[which]["rounds"] = rounds[which]
     mcpkit = next(p for p in peers() if p.key == "mcpkit")
     async with http_server(mcpkit, "client-http") as (port, _):
         url = f"http://{HOST}:{port}/mcp"
