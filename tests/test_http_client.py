@@ -5,7 +5,9 @@ abandoning a POST (a closed connection) when its request times out or is cancell
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import logging
 import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -14,6 +16,7 @@ from typing import Any
 import pytest
 
 from mcpkit import Client, Era, RequestTimeout, TextContent
+from mcpkit.transports.http_client import HTTPClientTransport
 
 pytestmark = pytest.mark.e2e
 
@@ -358,3 +361,154 @@ def test_connections_are_kept_alive_and_one_the_server_closed_is_not_reused() ->
             assert server.connections == 3
 
     asyncio.run(asyncio.wait_for(main(), 10))
+
+
+# -- the session's own stream (GET) ----------------------------------------------------------------
+
+ELICIT = {
+    "jsonrpc": "2.0",
+    "id": "ask-1",
+    "method": "elicitation/create",
+    "params": {
+        "message": "Name?",
+        "requestedSchema": {"type": "object", "properties": {"name": {"type": "string", "default": "Ann"}}},
+    },
+}
+DROPPED = "the question was dropped: no GET stream"
+
+
+@dataclass
+class SessionServer:
+    """A handshake-era server with a session, after the TypeScript SDK's Streamable HTTP server
+    without an event store: its tool asks the client a question on the session's GET stream (as a
+    tool does that calls ``server.request``), and drops the question if that stream is not open.
+
+    *get* is how it answers the GET: ``"stream"`` opens the stream, after waiting for a
+    ``tools/call`` to arrive first (at most *hold* seconds), which is the order a loaded machine can
+    give; ``"405"`` refuses it; ``"silent"`` never answers; ``"close"`` drops the connection.
+    """
+
+    get: str = "stream"
+    hold: float = 1.0
+    #: The methods of the POSTs, and "GET" when the server answers a GET, in that order.
+    events: list[str] = field(default_factory=list)
+
+    async def __aenter__(self) -> str:
+        self._call_arrived = asyncio.Event()
+        self._stream: asyncio.Queue[bytes] | None = None
+        self._answer: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        port = self._server.sockets[0].getsockname()[1]
+        return f"http://127.0.0.1:{port}/mcp"
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        self._server.close()
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                head = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1").split("\r\n")
+                verb = head[0].split(" ")[0]
+                headers = {k.strip().lower(): v.strip() for k, v in (h.split(":", 1) for h in head[1:] if h)}
+                body = await reader.readexactly(int(headers.get("content-length", "0")))
+                if verb == "GET":
+                    await self._listen(reader, writer)
+                    return
+                if verb == "DELETE":
+                    writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n")
+                    continue
+                status, reply = await self._post(json.loads(body))
+                extra = "mcp-session-id: s-1\r\ncontent-type: application/json\r\n" if reply else ""
+                writer.write(f"HTTP/1.1 {status} X\r\n{extra}content-length: {len(reply)}\r\n\r\n".encode())
+                writer.write(reply)
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            writer.close()
+
+    async def _post(self, message: dict[str, Any]) -> tuple[int, bytes]:
+        method = message.get("method")
+        self.events.append(method or "answer")
+        if method == "initialize":
+            return 200, answer(message, INITIALIZED).body
+        if method == "tools/list":
+            return 200, answer(message, {"tools": [{"name": "ask", "inputSchema": {"type": "object"}}]}).body
+        if method == "tools/call":
+            self._call_arrived.set()
+            if self._stream is None:
+                text = DROPPED
+            else:
+                self._stream.put_nowait(json.dumps(ELICIT).encode())
+                text = json.dumps((await self._answer)["result"])
+            return 200, answer(message, {"content": [{"type": "text", "text": text}]}).body
+        if method is None and message.get("id") == "ask-1":
+            self._answer.set_result(message)
+        return 202, b""  # notifications, answers
+
+    async def _listen(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._call_arrived.wait(), self.hold)
+        if self.get == "silent":
+            await reader.read()
+            return
+        if self.get == "close":
+            return
+        self.events.append("GET")
+        if self.get == "405":
+            writer.write(b"HTTP/1.1 405 Method Not Allowed\r\ncontent-length: 0\r\n\r\n")
+            await writer.drain()
+            await reader.read()
+            return
+        self._stream = asyncio.Queue()
+        writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\n")
+        while True:
+            writer.write(b"data: " + await self._stream.get() + b"\n\n")
+            await writer.drain()
+
+
+def test_requests_after_initialized_wait_for_the_session_stream() -> None:
+    # The server takes its time over the GET. Were the tool called before it had the stream, its
+    # question would be dropped and the call answered without it (against the TypeScript SDK's
+    # server, which answers nothing, the call would hang: the conformance suite's
+    # elicitation-sep1034-client-defaults under load).
+    async def accept(params: dict[str, Any]) -> dict[str, Any]:
+        return {"action": "accept", "content": {}}
+
+    async def main() -> None:
+        server = SessionServer()
+        async with server as url, Client(url, protocol_version="2025-11-25", elicitation=accept) as client:
+            await client.list_tools()
+            result = await client.call_tool("ask", {})
+        assert isinstance(result.content[0], TextContent)
+        assert result.content[0].text != DROPPED
+        assert json.loads(result.content[0].text) == {"action": "accept", "content": {"name": "Ann"}}
+        assert server.events[:4] == ["initialize", "notifications/initialized", "GET", "tools/list"]
+
+    asyncio.run(asyncio.wait_for(main(), 10))
+
+
+@pytest.mark.parametrize("get", ["405", "close", "silent"])
+def test_requests_go_on_when_the_session_stream_is_refused_or_never_answered(
+    get: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Without a stream the question is dropped, but the calls go out: at once when the GET is refused
+    # or fails, after listen_wait when the server never answers it.
+    async def main() -> None:
+        server = SessionServer(get=get, hold=0)
+        async with server as url:
+            transport = HTTPClientTransport(url)
+            transport.listen_wait = 0.2
+            async with Client(transport, protocol_version="2025-11-25") as client:
+                assert await client.list_tools()
+                result = await client.call_tool("ask", {})
+                assert result.content == [TextContent(text=DROPPED)]
+        expected = ["initialize", "notifications/initialized", "tools/list", "tools/call"]
+        assert [e for e in server.events if e != "GET"] == expected
+        if get == "405":
+            assert server.events.index("GET") < server.events.index("tools/list")
+
+    with caplog.at_level(logging.WARNING, "mcpkit.client"):
+        asyncio.run(asyncio.wait_for(main(), 10))
+    waited_out = [r for r in caplog.records if "has not answered the GET" in r.getMessage()]
+    assert len(waited_out) == (1 if get == "silent" else 0)  # once: the later messages go at once

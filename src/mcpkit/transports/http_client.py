@@ -13,6 +13,8 @@ it had arrived on stdio. The session above therefore needs no HTTP knowledge:
   at once instead of waiting for an answer that will never come;
 * in the handshake era the ``Mcp-Session-Id`` the server assigns is sent back on every later POST, and
   closing ends the session with DELETE;
+* in a session, what is sent after ``notifications/initialized`` waits until the server has answered
+  the GET that opens the session's own stream (see :meth:`HTTPClientTransport._standalone_stream`);
 * a request that times out or is cancelled has its POST abandoned: the response, JSON or event
   stream, is closed with its connection, so the server sees the disconnect. In 2026-07-28 that is the
   whole cancellation ("closing the SSE response stream is itself the cancellation signal") and
@@ -82,6 +84,11 @@ class HTTPClientTransport:
         self.protocol_version: str | None = None
         #: How many times one request's event stream is resumed with ``Last-Event-ID`` at most.
         self.max_reconnects = 10
+        #: How long (s) messages wait at most for the server to answer the GET of the session's own
+        #: stream; a server that never answers it would otherwise hold them forever.
+        self.listen_wait = 5.0
+        #: Set while that GET has no answer: what is sent meanwhile waits for it.
+        self._listening: asyncio.Future[None] | None = None
         self._closed = False
 
     async def receive(self) -> bytes:
@@ -100,13 +107,14 @@ class HTTPClientTransport:
                 post.cancel()
             if self.session_id is None:  # the 2026-07-28 way: closing the stream is the cancellation
                 return
-        task = asyncio.ensure_future(self._post(message, data))
+        task = asyncio.ensure_future(self._post(message, data, self._listening))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
         if data.get("method") == "notifications/initialized" and self.session_id is not None:
             # The session's own stream, for server messages that belong to no request (requests
             # a handler sends unrelated to the call, list changes...). A 405 means there is none.
-            listen = asyncio.ensure_future(self._standalone_stream(task))
+            self._listening = asyncio.get_running_loop().create_future()
+            listen = asyncio.ensure_future(self._standalone_stream(task, self._listening))
             self._tasks.add(listen)
             listen.add_done_callback(self._tasks.discard)
         if "id" in data and "method" in data:
@@ -144,8 +152,12 @@ class HTTPClientTransport:
             headers["Mcp-Session-Id"] = self.session_id
         return headers
 
-    async def _post(self, message: bytes, data: dict[str, Any]) -> None:
+    async def _post(
+        self, message: bytes, data: dict[str, Any], listening: asyncio.Future[None] | None
+    ) -> None:
         request_id = data.get("id") if "method" in data else None
+        if listening is not None:
+            await self._until_listening(listening)
         for attempt in (1, 2):
             answered = False
             try:
@@ -221,29 +233,64 @@ class HTTPClientTransport:
         if request_id is not None and not stream.answered:
             self._fail(request_id, "the event stream ended before the response", None)
 
-    async def _standalone_stream(self, initialized: asyncio.Task[None]) -> None:
-        await initialized
-        stream = _StreamState()
-        for _ in range(self.max_reconnects + 1):
-            if self.session_id is None or self._closed:
-                return
-            headers = {"Accept": "text/event-stream", "Mcp-Session-Id": self.session_id}
-            if self.protocol_version is not None:
-                headers["MCP-Protocol-Version"] = self.protocol_version
-            if stream.last_event_id is not None:
-                headers["Last-Event-ID"] = stream.last_event_id
-            try:
-                async with self._http.stream(
-                    "GET", self.url, headers=headers, timeout=httpx.Timeout(None, connect=10.0)
-                ) as reply:
-                    if reply.status_code != 200 or not reply.headers.get("content-type", "").startswith(
-                        "text/event-stream"
-                    ):
-                        return
-                    await self._pump(reply, None, stream)
-            except httpx.HTTPError:
-                pass
-            await asyncio.sleep((stream.retry_ms if stream.retry_ms is not None else 1000) / 1000)
+    async def _standalone_stream(
+        self, initialized: asyncio.Task[None], listening: asyncio.Future[None]
+    ) -> None:
+        """The session's GET stream, opened once the server has taken ``notifications/initialized``.
+
+        Until the server has answered that GET (with the stream, a 405, anything) *listening* is
+        pending, and every message sent meanwhile waits for it. A server may send a message that
+        belongs to no request at any time, and one with no GET stream to put it on may drop it: the
+        TypeScript SDK's server (without an event store) does, and it sends a tool's
+        ``elicitation/create`` there when the tool calls ``server.request`` rather than the
+        request's own ``sendRequest``. Were ``tools/call`` let through first, the server could
+        run the tool before it has the GET, lose the request, and the call would never end (the
+        conformance suite's elicitation-sep1034-client-defaults, under load). A server answers the
+        GET once it holds the stream, so whatever is sent after that answer finds the stream there.
+        """
+        try:
+            await initialized
+            stream = _StreamState()
+            for _ in range(self.max_reconnects + 1):
+                if self.session_id is None or self._closed:
+                    return
+                headers = {"Accept": "text/event-stream", "Mcp-Session-Id": self.session_id}
+                if self.protocol_version is not None:
+                    headers["MCP-Protocol-Version"] = self.protocol_version
+                if stream.last_event_id is not None:
+                    headers["Last-Event-ID"] = stream.last_event_id
+                try:
+                    async with self._http.stream(
+                        "GET", self.url, headers=headers, timeout=httpx.Timeout(None, connect=10.0)
+                    ) as reply:
+                        self._listen_answered(listening)
+                        if reply.status_code != 200 or not reply.headers.get("content-type", "").startswith(
+                            "text/event-stream"
+                        ):
+                            return
+                        await self._pump(reply, None, stream)
+                except httpx.HTTPError:
+                    self._listen_answered(listening)  # the GET failed: there is no stream to wait for
+                await asyncio.sleep((stream.retry_ms if stream.retry_ms is not None else 1000) / 1000)
+        finally:
+            self._listen_answered(listening)
+
+    async def _until_listening(self, listening: asyncio.Future[None]) -> None:
+        """Wait for the server's answer to the session stream's GET, :attr:`listen_wait` at most."""
+        # asyncio.wait, not wait_for: the future is shared, and must not be cancelled by one waiter.
+        await asyncio.wait((listening,), timeout=self.listen_wait)
+        if not listening.done():
+            logger.warning(
+                "the server has not answered the GET of its event stream in %s s; sending anyway",
+                self.listen_wait,
+            )
+        self._listen_answered(listening)  # one wait out is enough: the rest go at once
+
+    def _listen_answered(self, listening: asyncio.Future[None]) -> None:
+        if not listening.done():
+            listening.set_result(None)
+        if self._listening is listening:
+            self._listening = None
 
     async def _pump_until_broken(self, reply: httpx.Response, request_id: Any, stream: _StreamState) -> None:
         """:meth:`_pump`, where a connection lost mid-stream (the server process died, a proxy
