@@ -187,13 +187,8 @@ async def measure(
     for era in (MODERN, HANDSHAKE):
         await loadgen.check_http(HOST, port, era)
         await loadgen.http_load(HOST, port, era, clients, warmup)
-        cpu0 = sum(loadgen.cpu_seconds(pid) for pid in pids)
-        calls, elapsed, latencies = await loadgen.http_load(HOST, port, era, clients, seconds)
-        cpu = sum(loadgen.cpu_seconds(pid) for pid in pids) - cpu0
-        row[f"{era}_per_s"] = calls / elapsed
-        row[f"{era}_p50_us"] = loadgen.percentile(latencies, 0.5)
-        row[f"{era}_p99_us"] = loadgen.percentile(latencies, 0.99)
-        row[f"{era}_cpu_us"] = cpu / calls * 1e6
+        figures = await loadgen.http_figures(HOST, port, era, clients, seconds, pids)
+        row.update((f"{era}_{name}", value) for name, value in figures.items())
     return row
 
 

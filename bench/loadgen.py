@@ -440,6 +440,22 @@ async def http_load(
     return len(latencies), elapsed, latencies
 
 
+async def http_figures(
+    host: str, port: int, era: str, clients: int, seconds: float, pids: Sequence[int]
+) -> dict[str, float]:
+    """:func:`http_load`, reported: ``per_s``, ``p50_us``, ``p99_us``, and ``cpu_us``, the CPU per
+    call of the processes *pids* (with their children) over the load."""
+    cpu0 = sum(cpu_seconds(pid) for pid in pids)
+    calls, elapsed, latencies = await http_load(host, port, era, clients, seconds)
+    cpu = sum(cpu_seconds(pid) for pid in pids) - cpu0
+    return {
+        "per_s": calls / elapsed,
+        "p50_us": percentile(latencies, 0.5),
+        "p99_us": percentile(latencies, 0.99),
+        "cpu_us": cpu / calls * 1e6,
+    }
+
+
 async def open_idle_sessions(host: str, port: int, count: int, connections: int = 4) -> list[bytes]:
     """Open *count* handshake-era sessions (initialize + initialized) and leave them idle."""
     sessions: list[bytes] = []

@@ -282,18 +282,10 @@ async def bench_http(peer: Peer, s: Settings, stack: contextlib.AsyncExitStack) 
 
 async def http_figures(
     into: dict[str, Any], pid: int, port: int, era: str, clients: int, seconds: float
-) -> int:
-    """*clients* clients calling ``echo`` for *seconds*: calls/s, p50/p99 and server CPU per call,
-    as ``http_<era>_<clients>_*`` in *into*; returns the calls made."""
-    cpu0 = loadgen.cpu_seconds(pid)
-    calls, elapsed, latencies = await loadgen.http_load(HOST, port, era, clients, seconds)
-    cpu = loadgen.cpu_seconds(pid) - cpu0
-    key = f"http_{era}_{clients}"
-    into[f"{key}_per_s"] = calls / elapsed
-    into[f"{key}_p50_us"] = loadgen.percentile(latencies, 0.5)
-    into[f"{key}_p99_us"] = loadgen.percentile(latencies, 0.99)
-    into[f"{key}_cpu_us"] = cpu / calls * 1e6
-    return calls
+) -> None:
+    """*clients* clients calling ``echo`` for *seconds*, as ``http_<era>_<clients>_*`` in *into*."""
+    figures = await loadgen.http_figures(HOST, port, era, clients, seconds, [pid])
+    into.update((f"http_{era}_{clients}_{name}", value) for name, value in figures.items())
 
 
 async def stdio_figures(

@@ -58,8 +58,32 @@ class Seen:
     message: dict[str, Any]
 
 
+class LocalServer:
+    """A hand-made HTTP/1.1 server on 127.0.0.1: ``async with`` gives its URL; ``_serve`` answers
+    each connection."""
+
+    async def __aenter__(self) -> str:
+        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        port = self._server.sockets[0].getsockname()[1]
+        return f"http://127.0.0.1:{port}/mcp"
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        self._server.close()
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        raise NotImplementedError
+
+
+async def read_request(reader: asyncio.StreamReader) -> tuple[str, dict[str, str], bytes]:
+    """The next request on a connection: its verb, its headers (names in lower case), its body."""
+    head = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1").split("\r\n")
+    headers = {k.strip().lower(): v.strip() for k, v in (h.split(":", 1) for h in head[1:] if h)}
+    body = await reader.readexactly(int(headers.get("content-length", "0")))
+    return head[0].split(" ")[0], headers, body
+
+
 @dataclass
-class ScriptedServer:
+class ScriptedServer(LocalServer):
     """Answers each POST with ``script(message)``; GET and DELETE get 405."""
 
     script: Callable[[dict[str, Any]], Awaitable[Reply]]
@@ -72,22 +96,11 @@ class ScriptedServer:
     #: How many connections the client opened.
     connections: int = 0
 
-    async def __aenter__(self) -> str:
-        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
-        port = self._server.sockets[0].getsockname()[1]
-        return f"http://127.0.0.1:{port}/mcp"
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        self._server.close()
-
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.connections += 1
         try:
             while True:
-                head = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1").split("\r\n")
-                verb = head[0].split(" ")[0]
-                headers = {k.strip().lower(): v.strip() for k, v in (h.split(":", 1) for h in head[1:] if h)}
-                body = await reader.readexactly(int(headers.get("content-length", "0")))
+                verb, headers, body = await read_request(reader)
                 if verb != "POST":
                     writer.write(b"HTTP/1.1 405 Method Not Allowed\r\ncontent-length: 0\r\n\r\n")
                     continue
@@ -378,7 +391,7 @@ DROPPED = "the question was dropped: no GET stream"
 
 
 @dataclass
-class SessionServer:
+class SessionServer(LocalServer):
     """A handshake-era server with a session, after the TypeScript SDK's Streamable HTTP server
     without an event store: its tool asks the client a question on the session's GET stream (as a
     tool does that calls ``server.request``), and drops the question if that stream is not open.
@@ -397,20 +410,12 @@ class SessionServer:
         self._call_arrived = asyncio.Event()
         self._stream: asyncio.Queue[bytes] | None = None
         self._answer: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
-        port = self._server.sockets[0].getsockname()[1]
-        return f"http://127.0.0.1:{port}/mcp"
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        self._server.close()
+        return await super().__aenter__()
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
             while True:
-                head = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1").split("\r\n")
-                verb = head[0].split(" ")[0]
-                headers = {k.strip().lower(): v.strip() for k, v in (h.split(":", 1) for h in head[1:] if h)}
-                body = await reader.readexactly(int(headers.get("content-length", "0")))
+                verb, _, body = await read_request(reader)
                 if verb == "GET":
                     await self._listen(reader, writer)
                     return

@@ -604,21 +604,29 @@ def test_requests_in_flight_per_session_are_capped_without_deadlock(tmp_path: Pa
     server's own requests never count, so a handler waiting on the client finishes."""
     with serve(tmp_path, "--max-requests-per-session", "2") as served:
         headers = initialize(served.url)
-        json_only = {**headers, "Accept": "application/json"}
+        begun = [threading.Event(), threading.Event()]
+
+        def nap(index: int) -> Any:
+            # Streamed, to see the nap begin (its progress): the third request must come while both
+            # run, not race them to the cap (then a nap is the one refused).
+            call = tool_call(index + 1, "nap", seconds=3)
+            call["params"]["_meta"] = {"progressToken": f"nap-{index}"}
+            with httpx.stream("POST", served.url, json=call, headers=headers, timeout=30) as stream:
+                for line in stream.iter_lines():
+                    message = json.loads(line[6:]) if line.startswith("data: {") else {}
+                    if message.get("method") == "notifications/progress":
+                        begun[index].set()
+                    if "result" in message or "error" in message:
+                        return message
+            return None
+
         with ThreadPoolExecutor(2) as pool:
-            naps = [
-                pool.submit(session_post, served.url, json_only, tool_call(i, "nap", seconds=3))
-                for i in (1, 2)
-            ]
-            deadline = time.monotonic() + 5
-            while time.monotonic() < deadline:
-                extra = session_post(served.url, headers, tool_call(3, "nap", seconds=0), timeout=5)
-                if "error" in final(extra):
-                    break
-                time.sleep(0.02)
+            naps = [pool.submit(nap, index) for index in (0, 1)]
+            assert all(event.wait(10) for event in begun), [f.result() for f in naps if f.done()]
+            extra = session_post(served.url, headers, tool_call(3, "nap", seconds=0), timeout=5)
             # Refused at once: while the two requests at the cap still run (not queued behind them).
             assert final(extra)["error"]["code"] == -32000 and not any(f.done() for f in naps)
-            assert all(f.result().json()["result"]["content"][0]["text"] == "rested" for f in naps)
+            assert all(f.result()["result"]["content"][0]["text"] == "rested" for f in naps)
         # At the cap, a tool that asks the client (ping) still gets its answer.
         limited = initialize(served.url)
         with httpx.stream(
