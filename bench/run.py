@@ -25,7 +25,7 @@ import subprocess
 import sys
 import time
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -305,38 +305,54 @@ async def stdio_figures(
     return len(latencies) + answered
 
 
+async def take_turns(
+    count: int, entrants: Sequence[str], turn: Callable[[str], Awaitable[dict[str, Any]]]
+) -> dict[str, dict[str, list[float]]]:
+    """*count* rounds in which every entrant takes its *turn*, the order rotating from round to
+    round; the figures (numbers) each entrant's turns returned, round by round."""
+    rounds: dict[str, dict[str, list[float]]] = {entrant: {} for entrant in entrants}
+    for index in range(count):
+        shift = index % len(entrants) if entrants else 0
+        for entrant in [*entrants[shift:], *entrants[:shift]]:
+            for key, value in (await turn(entrant)).items():
+                if isinstance(value, int | float):
+                    rounds[entrant].setdefault(key, []).append(value)
+    return rounds
+
+
+def medians(rounds: dict[str, list[float]]) -> dict[str, Any]:
+    """Each figure's median, and every round's figures under ``rounds``."""
+    return {**{key: statistics.median(values) for key, values in rounds.items()}, "rounds": rounds}
+
+
 async def side_by_side(peers: Sequence[Peer], s: Settings, log: Callable[[str], None]) -> None:
-    """The figures the targets are judged on, in ``s.rounds`` rounds: in each, every server (kept
-    running from its own steps) takes its turn at stdio (one call at a time, and 64 in flight; the
-    ``def`` tool too where there is one) and at HTTP with 8 clients in each era it speaks, the
-    order rotating from round to round. Each figure is the median of its rounds (each round's in
-    ``results["rounds"]``).
+    """The figures the targets are judged on, in ``s.rounds`` rounds (:func:`take_turns`): every
+    server, kept running from its own steps, takes its turn at stdio (one call at a time, and 64 in
+    flight; the ``def`` tool too where there is one) and at HTTP with 8 clients in each era it
+    speaks. Each figure is the median of its rounds (each round's in ``results["rounds"]``).
 
     Measured one server after another, minutes apart, two servers' figures met different moments of
     a shared VM: the same code read 8,062 and 10,260 calls/s in two runs, and the ratios between
     servers moved with it. Taking turns, every server meets the same moments."""
-    live = [p for p in peers if p.stdio_server is not None or p.http_port is not None]
-    rounds: dict[str, dict[str, list[float]]] = {p.key: {} for p in live}
-    for index in range(s.rounds):
-        t0 = time.perf_counter()
-        shift = index % len(live) if live else 0
-        for peer in live[shift:] + live[:shift]:
-            figures: dict[str, Any] = {}
-            try:
-                await asyncio.wait_for(one_round(peer, s, figures), 300)
-            except Exception as exc:
-                peer.errors.append(f"round {index + 1}: {type(exc).__name__}: {exc}")
-                log(f"{peer.key}: round {index + 1} failed:\n{traceback.format_exc()}")
-            for key, value in figures.items():
-                rounds[peer.key].setdefault(key, []).append(value)
-        log(f"round {index + 1} of {s.rounds}: {time.perf_counter() - t0:.1f} s")
-    for peer in live:
-        for key, values in rounds[peer.key].items():
-            peer.results[key] = statistics.median(values)
-        peer.results["rounds"] = rounds[peer.key]
+    live = {p.key: p for p in peers if p.stdio_server is not None or p.http_port is not None}
+    t0 = time.perf_counter()
+
+    async def turn(key: str) -> dict[str, Any]:
+        peer, figures = live[key], {}
+        try:
+            await asyncio.wait_for(one_turn(peer, s, figures), 300)
+        except Exception as exc:  # what was measured before it failed still counts
+            peer.errors.append(f"rounds: {type(exc).__name__}: {exc}")
+            log(f"{peer.key}: a round failed:\n{traceback.format_exc()}")
+        return figures
+
+    rounds = await take_turns(s.rounds, list(live), turn)
+    log(f"{s.rounds} rounds: {time.perf_counter() - t0:.1f} s")
+    for key, peer in live.items():
+        peer.results.update(medians(rounds[key]))
 
 
-async def one_round(peer: Peer, s: Settings, figures: dict[str, Any]) -> None:
+async def one_turn(peer: Peer, s: Settings, figures: dict[str, Any]) -> None:
     if peer.stdio_server is not None:
         peer.stdio_calls += await stdio_figures(figures, peer.stdio_server, s, "echo", "")
         if peer.def_tool is not None:
@@ -372,29 +388,23 @@ async def bench_clients(s: Settings) -> dict[str, Any]:
     # client ("raw") is the floor on each loop. As with the servers' headline figures, the clients
     # take turns in s.rounds rounds (the order rotating) and each figure is the median of its rounds.
     core = min(os.sched_getaffinity(0))
-    which_all = ["raw", "mcpkit", "official", "raw@uvloop", "mcpkit@uvloop"]
-    rounds: dict[str, dict[str, list[float]]] = {which: {} for which in which_all}
     failed: dict[str, str] = {}
-    for index in range(s.rounds):
-        shift = index % len(which_all)
-        for which in which_all[shift:] + which_all[:shift]:
-            unpinned = await run_client(which, "--", *server)
-            one_core = await run_client(which, "--", *server, core=core)
-            if "error" in unpinned or "error" in one_core:
-                failed[which] = unpinned.get("error") or one_core["error"]
-                continue
-            figures = dict(unpinned)
-            figures["one_core_sequential_calls_per_s"] = one_core.get("sequential_calls_per_s")
-            figures["one_core_sequential_cpu_us_per_call"] = one_core.get("sequential_cpu_us_per_call")
-            for key, value in figures.items():
-                if isinstance(value, int | float):
-                    rounds[which].setdefault(key, []).append(value)
-    for which in which_all:
-        if which in failed:
-            out[which] = {"error": failed[which]}
-        else:
-            out[which] = {key: statistics.median(values) for key, values in rounds[which].items()}
-            out[which]["rounds"] = rounds[which]
+
+    async def turn(which: str) -> dict[str, Any]:
+        unpinned = await run_client(which, "--", *server)
+        one_core = await run_client(which, "--", *server, core=core)
+        if "error" in unpinned or "error" in one_core:
+            failed[which] = unpinned.get("error") or one_core["error"]
+            return {}
+        return {
+            **unpinned,
+            "one_core_sequential_calls_per_s": one_core.get("sequential_calls_per_s"),
+            "one_core_sequential_cpu_us_per_call": one_core.get("sequential_cpu_us_per_call"),
+        }
+
+    rounds = await take_turns(s.rounds, ["raw", "mcpkit", "official", "raw@uvloop", "mcpkit@uvloop"], turn)
+    for which, figures in rounds.items():
+        out[which] = {"error": failed[which]} if which in failed else medians(figures)
     mcpkit = next(p for p in peers() if p.key == "mcpkit")
     async with http_server(mcpkit, "client-http") as (port, _):
         url = f"http://{HOST}:{port}/mcp"
