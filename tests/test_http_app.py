@@ -701,3 +701,60 @@ def test_receive_gives_what_uvicorn_gives_whether_the_body_is_there_or_not() -> 
     assert [m["type"] for m in received[0]] == ["http.request", "http.disconnect"]
     assert received[1][0] == {"type": "http.request", "body": b"abc", "more_body": True}
     assert all(messages[-1] == {"type": "http.disconnect"} for messages in received)
+
+
+def test_a_lone_session_request_is_answered_from_its_post_or_on_a_stream_once_it_sends_first() -> None:
+    """One request POSTed alone runs in the POST's own task and its answer goes as JSON; one that
+    sends something first gets the event stream (or, for a JSON-only client, just its answer), an
+    error is answered, a cancellation (notifications/cancelled, or the session ending) gets 202, and
+    nothing is left behind."""
+
+    async def main() -> None:
+        record = Record()
+        app = one_path_app(record)
+        tasks: list[asyncio.Task[Any] | None] = []
+
+        @app.server.tool  # type: ignore[attr-defined]
+        async def where() -> str:
+            tasks.append(asyncio.current_task())
+            return "here"
+
+        session = await open_session(app, "2025-11-25")
+        plain = Exchange(app, call(1, "where"), mcp_session_id=session)
+        await asyncio.wait_for(plain.task, 5)
+        assert plain.status == 200 and plain.messages()[0]["result"]["content"][0]["text"] == "here"
+        assert tasks == [plain.task]  # no task of its own
+
+        chatty = Exchange(app, call(2, "chatty"), mcp_session_id=session)
+        await asyncio.wait_for(chatty.task, 5)
+        note, answer = chatty.messages()
+        assert dict(chatty.sent[0]["headers"])[b"content-type"] == b"text/event-stream"
+        assert note["method"] == "notifications/message" and answer["id"] == 2
+        assert answer["result"]["content"][0]["text"] == "done"
+
+        quiet = Exchange(app, call(3, "chatty"), mcp_session_id=session, accept="application/json")
+        await asyncio.wait_for(quiet.task, 5)
+        assert quiet.status == 200 and [m["id"] for m in quiet.messages()] == [3]
+
+        broken = {"jsonrpc": "2.0", "id": 4, "method": "completion/complete", "params": {}}
+        failing = Exchange(app, broken, mcp_session_id=session)
+        await asyncio.wait_for(failing.task, 5)
+        assert failing.messages()[0]["error"]["code"] == -32603
+
+        running = Exchange(app, call(5, "slow"), mcp_session_id=session)
+        await asyncio.wait_for(record.started.wait(), 5)
+        cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 5}}
+        await asyncio.wait_for(Exchange(app, cancel, mcp_session_id=session).task, 5)
+        await asyncio.wait_for(running.task, 5)
+        assert running.status == 202 and running.messages() == [] and record == ["started", "cancelled"]
+
+        served = app.sessions[session]
+        assert served.streams == {} and served.served.peer._running == {}
+        record.started.clear()
+        ending = Exchange(app, call(6, "slow"), mcp_session_id=session)
+        await asyncio.wait_for(record.started.wait(), 5)
+        await asyncio.wait_for(Exchange(app, None, method="DELETE", mcp_session_id=session).task, 5)
+        await asyncio.wait_for(ending.task, 5)
+        assert ending.status == 202 and record[-1] == "cancelled"
+
+    asyncio.run(main())

@@ -373,6 +373,36 @@ class Peer:
         if pending is not None:
             await pending
 
+    async def answer_here(self, request: jsonrpc.Request) -> bytes:
+        """Handle *request* in the caller's task rather than a task of its own (one request
+        delivered alone, whose transport sends its answer itself: an HTTP POST), and return its
+        answer instead of sending it: ``b""`` when none is owed (it was cancelled).
+
+        Otherwise as :meth:`deliver`: the same refusals and answers, and while the handler runs
+        the caller's task is the request's, so ``notifications/cancelled``, :meth:`cancel_incoming`,
+        :meth:`cancel_all` and :meth:`drain` reach it (their cancellation ends here)."""
+        refusal = self._refusal(request)
+        if refusal is not None:
+            return refusal
+        request_id = request.id
+        try:
+            work = self._on_request(request) if self._on_request is not None else self._handle(request)
+        except Exception as exc:  # as in _start
+            return error_response(request_id, exc)
+        task = asyncio.current_task()
+        assert task is not None
+        self._running[request_id] = task
+        try:
+            result = await work
+        except asyncio.CancelledError:
+            task.uncancel()  # the request's cancellation, not the caller's: it answers "nothing"
+            return _NO_ANSWER
+        except Exception as exc:
+            return error_response(request_id, exc)
+        finally:
+            self._running.pop(request_id, None)
+        return result_response(request_id, result)
+
     def _dispatch(
         self, message: jsonrpc.Event | list[jsonrpc.Event | RemoteProtocolError]
     ) -> Awaitable[None] | None:

@@ -34,9 +34,10 @@ The request head is bounded where it is parsed (:mod:`._uvicorn`).
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Final
 from urllib.parse import urlsplit
 
@@ -66,7 +67,14 @@ from .cors import CorsPolicy
 from .legacy_sse import open_sse, post_message
 from .resume import ResumableStream, new_resumable, replay
 from .roaming import REPLAYED, SessionFleet
-from .sessions import DEFAULT_STREAM_QUEUE, HTTPSession, SessionTable, respond, standalone_stream
+from .sessions import (
+    DEFAULT_STREAM_QUEUE,
+    HTTPSession,
+    ResponseStream,
+    SessionTable,
+    respond,
+    standalone_stream,
+)
 from .stateless import answer_stateless, is_stateless
 
 __all__ = ["DEFAULT_MAX_BODY", "StreamableHTTPApp"]
@@ -509,9 +517,6 @@ class StreamableHTTPApp:
             await self._busy(session, message, ids, send)
             return
         stream = session.open_stream(ids)
-        await peer.deliver(message)
-        if self.fleet is not None and isinstance(message, jsonrpc.Request) and message.method in REPLAYED:
-            await self.fleet.replay_elsewhere(session, message)
 
         def resumable() -> ResumableStream | None:
             # Asked only of an answer that becomes an event stream (a JSON answer has no events):
@@ -525,6 +530,12 @@ class StreamableHTTPApp:
             return new_resumable(session.resumable, stream_id, self.event_store, retry_ms, self.table.chore)
 
         accepts_sse = "text/event-stream" in headers.get("accept", "")
+        if type(message) is jsonrpc.Request and self.fleet is None:
+            await _answer_here(session, message, stream, ids, receive, send, accepts_sse, resumable)
+            return
+        await peer.deliver(message)
+        if self.fleet is not None and isinstance(message, jsonrpc.Request) and message.method in REPLAYED:
+            await self.fleet.replay_elsewhere(session, message)
         await respond(session, stream, ids, receive, send, accepts_sse, resumable)
 
     async def _busy(
@@ -588,6 +599,54 @@ class StreamableHTTPApp:
                 await self.fleet.release(session)
         else:
             await standalone_stream(session, receive, send, b": stream open\n\n", self.table.closing)
+
+
+async def _answer_here(
+    session: HTTPSession,
+    request: jsonrpc.Request,
+    stream: ResponseStream,
+    ids: list[jsonrpc.RequestId],
+    receive: Receive,
+    send: Send,
+    accepts_sse: bool,
+    resumable: Callable[[], ResumableStream | None],
+) -> None:
+    """One request POSTed alone to a session (outside a fleet), handled in the POST's own task
+    (:meth:`~mcpkit.session.Peer.answer_here`) rather than a task of its own that the POST waits
+    for: most are answered with nothing before the answer, which then goes as JSON, at the cost of
+    one task and the stream's wake-ups fewer. The first message the handler sends before its answer
+    (a notification, a request to the client, the end of the stream) starts what :func:`respond`
+    does in a task beside it, as the POST would otherwise have done: the answer then goes there,
+    and disconnection, resumption and the JSON-only case are handled exactly as on that path."""
+    responder: asyncio.Task[None] | None = None
+
+    def start() -> None:
+        nonlocal responder
+        responder = asyncio.ensure_future(
+            respond(session, stream, ids, receive, send, accepts_sse, resumable)
+        )
+
+    stream.on_first = start
+    try:
+        answer = await session.served.peer.answer_here(request)
+    except BaseException:
+        stream.on_first = None
+        if responder is None:
+            session.close_response(stream, ids)
+        else:
+            stream.put(b"", True)  # as if cancelled: the responder ends the response
+        raise
+    stream.on_first = None
+    if responder is None:
+        try:
+            # "receivers ... SHOULD NOT send a response for the cancelled request": 202, as respond
+            # answers it.
+            await send_json(send, 200 if answer else 202, answer)
+        finally:
+            session.close_response(stream, ids)
+        return
+    stream.put(answer, True)
+    await responder
 
 
 def _path_of(scope: Scope) -> str:

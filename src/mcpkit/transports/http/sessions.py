@@ -101,7 +101,7 @@ class ResponseStream:
     only that request is held, and nothing is dropped.
     """
 
-    __slots__ = ("_room", "_wake", "answer", "answered", "limit", "pending")
+    __slots__ = ("_room", "_wake", "answer", "answered", "limit", "on_first", "pending")
 
     def __init__(self, limit: int = DEFAULT_STREAM_QUEUE) -> None:
         self.pending: collections.deque[bytes] = collections.deque()  # what comes before the answer
@@ -112,6 +112,9 @@ class ResponseStream:
         self.limit = limit
         self._wake: asyncio.Future[None] | None = None
         self._room: asyncio.Future[None] | None = None
+        #: Called (once) when the first message before the answer comes: what starts the POST's
+        #: responder when its request runs in the POST's own task (see ``app._in_session``).
+        self.on_first: Callable[[], None] | None = None
 
     def put(self, message: bytes, final: bool) -> None:
         if final:
@@ -120,6 +123,9 @@ class ResponseStream:
             self.answer, self.answered = message, True
         elif message:
             self.pending.append(message)
+            if self.on_first is not None:
+                start, self.on_first = self.on_first, None
+                start()
         if self._wake is not None and not self._wake.done():
             self._wake.set_result(None)
 
