@@ -758,3 +758,44 @@ def test_a_lone_session_request_is_answered_from_its_post_or_on_a_stream_once_it
         assert ending.status == 202 and record[-1] == "cancelled"
 
     asyncio.run(main())
+
+
+def test_a_lone_request_whose_stream_is_dropped_is_cancelled_or_goes_on_as_its_revision_says() -> None:
+    """Once a request run in its POST's task has sent something (so its answer is an event stream),
+    the client going away cancels it where streams cannot be resumed (2024-11-05) and lets it finish
+    where they can (2025-11-25), its answer kept for a reconnection; the POST ends either way."""
+
+    async def main() -> None:
+        server = Server("dropped")
+        record: list[str] = []
+        release = asyncio.Event()
+
+        @server.tool
+        async def long(ctx: Context) -> str:
+            await ctx.info("started")
+            try:
+                await release.wait()
+            except asyncio.CancelledError:
+                record.append("cancelled")
+                raise
+            record.append("finished")
+            return "done"
+
+        app: StreamableHTTPApp = server.http_app()
+        for version, outcome in (("2024-11-05", "cancelled"), ("2025-11-25", "finished")):
+            session = await open_session(app, version)
+            exchange = Exchange(app, call(1, "long"), mcp_session_id=session)
+            for _ in range(100):
+                if any(b"started" in e.get("body", b"") for e in exchange.sent):
+                    break
+                await asyncio.sleep(0.01)
+            exchange.disconnect()
+            await asyncio.sleep(0.05)
+            release.set()
+            await asyncio.wait_for(exchange.task, 5)
+            release.clear()
+            assert record[-1] == outcome
+            served = app.sessions[session]
+            assert served.streams == {} and served.served.peer._running == {}
+
+    asyncio.run(main())
