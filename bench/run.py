@@ -90,6 +90,7 @@ class Peer:
     http_port: int | None = None
     http_pid: int | None = None
     http_eras: list[str] = field(default_factory=list)
+    turns: int = 0  # rounds taken so far (side_by_side): the order of its HTTP eras alternates
 
 
 def peers() -> list[Peer]:
@@ -358,8 +359,12 @@ async def one_turn(peer: Peer, s: Settings, figures: dict[str, Any]) -> None:
         if peer.def_tool is not None:
             peer.stdio_calls += await stdio_figures(figures, peer.stdio_server, s, peer.def_tool, "def_")
     if peer.http_port is not None and peer.http_pid is not None:
-        for era in peer.http_eras:
+        # The eras take turns too: measured always in one order, the second would always meet
+        # what the first left (and the moments after it), and their ratio is a target.
+        eras = peer.http_eras if peer.turns % 2 == 0 else peer.http_eras[::-1]
+        for era in eras:
             await http_figures(figures, peer.http_pid, peer.http_port, era, HEADLINE_CLIENTS, s.http_seconds)
+    peer.turns += 1
 
 
 async def bench_clients(s: Settings) -> dict[str, Any]:
