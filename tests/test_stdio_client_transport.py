@@ -1,12 +1,15 @@
-"""The stdio client transport handing answers over as they arrive (``listen``), against a real child
-process that writes scripted bytes: what is taken at once, and what must still wait its turn."""
+"""The stdio transports handing messages over as they arrive (``listen``, which ``Peer.run`` sets
+to ``Peer.take``), against real child processes that write scripted bytes: what is taken at once,
+and what must still wait its turn; on the client's end and on the server's."""
 
 from __future__ import annotations
 
 import asyncio
 import functools
+import json
 import sys
 import textwrap
+from pathlib import Path
 from typing import Any
 
 from mcpkit import _jsonrpc as jsonrpc
@@ -50,13 +53,15 @@ def test_answers_are_taken_as_they_arrive_but_never_ahead_of_what_came_before() 
         peer = Peer(transport, on_notification=on_notification)
         seen: list[bytes] = []
 
+        take_now = peer.take
+
         def take(data: bytes) -> bool:
-            taken = peer.take(data)
+            taken = take_now(data)
             if taken:
                 seen.append(data)
             return taken
 
-        transport.listen(take)
+        peer.take = take  # type: ignore[method-assign]  # what run() hands the transport
         reader = asyncio.ensure_future(peer.run())
         futures = [await peer.send_request(n, "ping", None) for n in (1, 2, 3, 4)]
         for n, future in enumerate(futures, 1):
@@ -100,12 +105,14 @@ def test_lone_answers_are_all_taken_on_arrival() -> None:
         peer = Peer(transport)
         taken = 0
 
+        take_now = peer.take
+
         def take(data: bytes) -> bool:
             nonlocal taken
-            taken += peer.take(data)
+            taken += take_now(data)
             return True
 
-        transport.listen(take)
+        peer.take = take  # type: ignore[method-assign]  # what run() hands the transport
         reader = asyncio.ensure_future(peer.run())
         for _ in range(20):
             assert await asyncio.wait_for(peer.request("ping"), 10) == {}
@@ -144,13 +151,95 @@ def test_the_probe_turns_listening_off_while_it_waits_and_back_on_after() -> Non
     assert transport.calls == [take, None, take]
 
 
-def test_take_leaves_anything_but_an_answer_to_run() -> None:
-    peer = Peer(memory_pair()[0])
-    assert not peer.take(b'{"jsonrpc":"2.0","method":"notifications/message","params":{}}')
-    assert not peer.take(b'{"jsonrpc":"2.0","id":7,"method":"ping"}')
-    assert not peer.take(b"{not json")
-    # An answer to nothing pending is taken (and dropped), as run() would.
-    assert peer.take(b'{"jsonrpc":"2.0","id":99,"result":{}}')
+def test_take_starts_requests_and_settles_answers_and_leaves_the_rest_to_run() -> None:
+    async def main() -> None:
+        near, far = memory_pair()
+
+        async def on_request(request: jsonrpc.Request) -> dict[str, Any]:
+            return {"method": request.method}
+
+        peer = Peer(near, on_request=on_request)
+        assert not peer.take(b'{"jsonrpc":"2.0","method":"notifications/message","params":{}}')
+        assert not peer.take(b'[{"jsonrpc":"2.0","id":8,"method":"ping"}]')  # a batch: in order, by run()
+        assert not peer.take(b"{not json")  # run() answers it (-32700)
+        # A request starts now and is answered as run() would have it answered.
+        assert peer.take(b'{"jsonrpc":"2.0","id":7,"method":"ping"}')
+        assert await asyncio.wait_for(far.receive(), 5) == b'{"jsonrpc":"2.0","id":7,"result":{"method":"ping"}}'
+        # An answer to nothing pending is taken (and dropped), as run() would.
+        assert peer.take(b'{"jsonrpc":"2.0","id":99,"result":{}}')
+
+    asyncio.run(main())
+
+
+# A server with a slow notification handler and a tool that says what that handler has seen.
+SLOW_NOTE_SERVER = textwrap.dedent(
+    """
+    import asyncio
+    from mcpkit import Server
+
+    server = Server("slow-note")
+    heard = []
+
+    @server.notification_handler("notifications/roots/list_changed")
+    async def roots_changed(params):
+        await asyncio.sleep(0.3)
+        heard.append("roots changed")
+
+    @server.tool
+    async def seen() -> str:
+        return ",".join(heard) or "nothing"
+
+    server.run()
+    """
+)
+
+
+def _line(message: dict[str, Any]) -> bytes:
+    return json.dumps(message).encode() + b"\n"
+
+
+def test_the_server_takes_a_lone_request_at_once_but_never_ahead_of_a_notification_before_it(
+    tmp_path: Path,
+) -> None:
+    script = tmp_path / "slow_note.py"
+    script.write_text(SLOW_NOTE_SERVER)
+
+    async def main() -> list[dict[str, Any]]:
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, str(script), stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE
+        )
+        assert process.stdin is not None and process.stdout is not None
+        initialize = {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"},
+        }
+        call = {"name": "seen", "arguments": {}}
+        process.stdin.write(_line({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": initialize}))
+        answers = [json.loads(await asyncio.wait_for(process.stdout.readline(), 10))]
+        process.stdin.write(_line({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        # A lone request: taken as it arrives, the handler has heard nothing yet.
+        process.stdin.write(_line({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call}))
+        answers.append(json.loads(await asyncio.wait_for(process.stdout.readline(), 10)))
+        # The notification and a request behind it in one chunk; then, while the slow handler still
+        # runs, another request on its own: both wait for the handler, in order.
+        process.stdin.write(
+            _line({"jsonrpc": "2.0", "method": "notifications/roots/list_changed"})
+            + _line({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": call})
+        )
+        await process.stdin.drain()
+        await asyncio.sleep(0.1)
+        process.stdin.write(_line({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": call}))
+        for _ in range(2):
+            answers.append(json.loads(await asyncio.wait_for(process.stdout.readline(), 10)))
+        process.stdin.close()
+        await asyncio.wait_for(process.wait(), 10)
+        return answers
+
+    answers = asyncio.run(main())
+    assert [answer["id"] for answer in answers] == [1, 2, 3, 4]
+    texts = [answer["result"]["content"][0]["text"] for answer in answers[1:]]
+    assert texts == ["nothing", "roots changed", "roots changed"]
 
 
 def test_send_request_nowait_sends_only_where_the_transport_takes_it_at_once() -> None:

@@ -277,6 +277,13 @@ class Peer:
         # A transport that reads many messages at once hands over those it holds without a
         # coroutine each (stdio: the lines of one chunk); receive() when it holds none.
         receive_nowait: Callable[[], bytes | None] | None = getattr(self.transport, "receive_nowait", None)
+        # A transport that can hand messages over as they arrive (stdio) does so while this waits:
+        # a lone request starts in the turn that read it, not a turn later in this task.
+        listen: Callable[[Callable[[bytes], bool] | None], None] | None = getattr(
+            self.transport, "listen", None
+        )
+        if listen is not None:
+            listen(self.take)
         try:
             while True:
                 data = receive_nowait() if receive_nowait is not None else None
@@ -291,6 +298,8 @@ class Peer:
         except (ConnectionClosed, OSError) as exc:
             self._closed = exc
         finally:
+            if listen is not None:
+                listen(None)
             self.close()
 
     def close(self, reason: BaseException | None = None) -> None:
@@ -419,12 +428,22 @@ class Peer:
         return None
 
     def take(self, data: bytes) -> bool:
-        """Settle now the request *data* answers, as :meth:`run` would once it read it; ``False``,
-        having done nothing, if *data* is anything but an answer (a request or notification
-        then goes through :meth:`run`, in order). For a transport that hands answers over as they
-        arrive, while :meth:`run` waits for more (see ``StdioClientTransport.listen``)."""
-        if b'"method"' in data:  # a request or notification: not decoded twice (rarely, an answer)
-            return False
+        """Route *data* now, as :meth:`run` would once it read it, where that needs no waiting: an
+        answer settles its request, a request starts. ``False``, having done nothing, for anything
+        else: a notification (handled in order, maybe awaited), a batch, or what cannot be decoded
+        (which run() answers) then goes through :meth:`run`, in order. For a transport that hands
+        messages over as they arrive while :meth:`run` waits for more (stdio's ``listen``)."""
+        if b'"method"' in data:  # a request or notification (rarely, an answer)
+            if b'"id"' not in data:  # a notification: for run(), not decoded twice
+                return False
+            try:
+                request = self._decode(data)
+            except RemoteProtocolError:
+                return False
+            if type(request) is not jsonrpc.Request:
+                return False
+            self._start(request)
+            return True
         event: jsonrpc.Event | list[jsonrpc.Event | RemoteProtocolError] | None = jsonrpc.decode_response(
             data
         )

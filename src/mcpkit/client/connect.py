@@ -293,7 +293,7 @@ class ProbeAnswers:
         )
         self._take: Callable[[bytes], bool] | None = None
 
-    def listen(self, take: Callable[[bytes], bool]) -> None:
+    def listen(self, take: Callable[[bytes], bool] | None) -> None:
         """Have a transport that can hand answers to *take* as they arrive do so, outside the probe
         (whose answers must come through :meth:`receive` to be readdressed)."""
         self._take = take

@@ -256,7 +256,6 @@ class ClientCore:
         self._transport = transport
         probe = ProbeAnswers(transport)
         self._peer = Peer(probe, on_request=self._on_request, on_notification=self._on_notification)
-        probe.listen(self._peer.take)
         self._reader = asyncio.ensure_future(self._peer.run())
         return probe
 

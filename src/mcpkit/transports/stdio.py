@@ -256,7 +256,119 @@ class _Outbox:
         self._writer.close()
 
 
-class StdioServerTransport:
+#: The most either end reads from its pipe at once (what a pipe holds by default).
+_READ_BYTES: Final = 64 * 1024
+
+
+def _read_at_most(transport: asyncio.ReadTransport, size: int) -> None:
+    if hasattr(transport, "max_size"):
+        # asyncio's pipe transport reads up to 256 KiB at a time, and a buffer that large is
+        # mmap()ed and unmapped by malloc around every read: three system calls, for a
+        # 100-byte message, that cost more than the rest of reading it. A pipe holds 64 KiB.
+        transport.max_size = size
+
+
+class _ReadEnd(asyncio.StreamReaderProtocol):
+    """The read end of a pipe: each chunk goes first to its transport, which may take messages out
+    of it at once (see :class:`_PipeEnd`); the rest goes on to the line reader."""
+
+    def __init__(self, reader: asyncio.StreamReader) -> None:
+        super().__init__(reader)
+        self.heard: Callable[[bytes], bytes] | None = None
+
+    def data_received(self, data: bytes) -> None:
+        if self.heard is not None:
+            data = self.heard(data)
+        if data:
+            super().data_received(data)
+
+
+class _PipeEnd:
+    """What both ends of a stdio connection do alike, reading lines and writing messages.
+
+    **Taking messages as they arrive.** While the reading task waits in :meth:`receive` with
+    nothing read before it left to return, each chunk read is offered to the taker set with
+    :meth:`listen` first (a peer: answers settle their requests, requests start), in the turn of
+    the loop that read it; through :meth:`receive` the same message would first wake the reading
+    task, a turn later. What the taker declines (a notification, which is handled in order; a
+    batch; anything it cannot decode), and everything after it, goes to the line reader as before,
+    so messages are still handled in the order they came.
+
+    **Writing.** Messages go through an :class:`_Outbox`. The first message after the peer sent a
+    lone one is written at once (a lone call waits for nothing); after a burst, or once something
+    went, what follows in the same turn (the answers and callers the burst woke up) goes out
+    together at the turn's end, in one write.
+    """
+
+    def __init__(self, reader: LineReader, out: _Outbox | None, max_message_bytes: int) -> None:
+        self._reader = reader
+        self._out = out
+        self._closed = False
+        self.max_message_bytes = max_message_bytes
+        # Nothing sent since the peer last sent a lone message: the next message goes out at once.
+        self._quiet = True
+        # See listen(): who takes messages as they arrive, and when it may.
+        self._take: Callable[[bytes], bool] | None = None
+        self._receiving = False  # receive() waits for data: nothing read earlier is left unreceived
+        self._whole = True  # what went to the line reader ended with a whole line
+
+    def listen(self, take: Callable[[bytes], bool] | None) -> None:
+        """Hand each message to *take* as it arrives, while :meth:`receive` waits with nothing read
+        before it left to return; *take* returns whether it dealt with the message (else it, and
+        everything after it, goes to :meth:`receive` as before). ``None`` stops this."""
+        self._take = take
+
+    async def _read_line(self) -> bytes:
+        self._receiving = True
+        try:
+            return await self._reader.read()
+        finally:
+            self._receiving = False
+
+    def _arrived(self, data: bytes) -> bytes:
+        """A chunk read from the peer: what is left of it for the line reader."""
+        # One message in: one caller to answer, whose next message may go at once. Several (a burst)
+        # wake several: what they send goes out together.
+        self._quiet = data.count(b"\n") <= 1
+        take = self._take
+        if take is not None and self._receiving and self._whole:
+            data = self._take_lines(data, take)
+        if data:
+            # The reading task now has this to read first: nothing may be taken past it until then.
+            self._receiving = False
+            self._whole = data.endswith(b"\n")
+        return data
+
+    def _take_lines(self, data: bytes, take: Callable[[bytes], bool]) -> bytes:
+        end = data.rfind(b"\n")
+        if end < 0:
+            return data
+        if end == len(data) - 1 and data.find(b"\n") == end:  # one whole line: the usual chunk
+            message = data[:end].rstrip(b"\r")
+            taken = message[:1] == b"{" and len(message) <= self.max_message_bytes and take(message)
+            return b"" if taken else data
+        start = 0
+        limit = self.max_message_bytes
+        for line in data[:end].split(b"\n"):
+            message = line.rstrip(b"\r")
+            # Only a line that is whole, within the bound and JSON is taken here; anything else (a
+            # blank line, a peer's log text, a line too long) is for receive() to judge.
+            if message[:1] != b"{" or len(message) > limit or not take(message):
+                break
+            start += len(line) + 1
+        return data[start:] if start else data
+
+    def send_nowait(self, message: bytes) -> bool:
+        """Send *message* as :meth:`send` would, if that needs no waiting (see
+        :meth:`_Outbox.send_nowait`); ``False``, having sent nothing, where :meth:`send` must be
+        awaited (or would raise) instead."""
+        if self._closed or self._out is None or not self._out.send_nowait(message, now=self._quiet):
+            return False
+        self._quiet = False
+        return True
+
+
+class StdioServerTransport(_PipeEnd):
     """The server's end: read stdin, write the (private copy of) stdout."""
 
     def __init__(
@@ -265,12 +377,12 @@ class StdioServerTransport:
         write_fd: int,
         writer: asyncio.WriteTransport | None,
         flow: _FlowControl | None = None,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
     ) -> None:
-        self._reader = reader
+        # Answers go out through an _Outbox; a regular file is written directly.
+        out = None if writer is None else _Outbox(writer, flow if flow is not None else _FlowControl())
+        super().__init__(reader, out, max_message_bytes)
         self._fd = write_fd
-        # Answers go out coalesced per loop turn (see _Outbox); a regular file is written directly.
-        self._out = None if writer is None else _Outbox(writer, flow if flow is not None else _FlowControl())
-        self._closed = False
 
     @classmethod
     async def open(
@@ -285,8 +397,10 @@ class StdioServerTransport:
         os.dup2(2, 1)  # fd 1 now writes to stderr
         sys.stdout = sys.stderr
         reader = asyncio.StreamReader(limit=max_message_bytes, loop=loop)
+        reading: _ReadEnd | None = None
         if _is_pipe_like(0):
-            await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader, loop=loop), sys.stdin)
+            stdin, reading = await loop.connect_read_pipe(lambda: _ReadEnd(reader), sys.stdin)
+            _read_at_most(stdin, _READ_BYTES)
         else:  # a regular file on stdin (e.g. `< requests.jsonl`): read it in a thread
             loop.run_in_executor(None, _pump_file, sys.stdin.buffer, reader, loop)
         writer: asyncio.WriteTransport | None = None
@@ -295,10 +409,14 @@ class StdioServerTransport:
             out = os.fdopen(out_fd, "wb", buffering=0, closefd=False)
             writer, _ = await loop.connect_write_pipe(lambda: flow, out)
             writer.set_write_buffer_limits(high=write_buffer_bytes)
-        return cls(LineReader(reader, max_message_bytes), out_fd, writer, flow)
+        transport = cls(LineReader(reader, max_message_bytes), out_fd, writer, flow, max_message_bytes)
+        if reading is not None:
+            # Nothing is read before the loop's next turn: the transport sees the first chunk as well.
+            reading.heard = transport._arrived
+        return transport
 
     async def receive(self) -> bytes:
-        return await self._reader.read()
+        return await self._read_line()
 
     def receive_nowait(self) -> bytes | None:
         """The next message if it has been read already (see :meth:`LineReader.read_nowait`)."""
@@ -310,15 +428,11 @@ class StdioServerTransport:
         if self._out is None:
             os.write(self._fd, message + b"\n")  # a regular file never blocks for long
             return
+        now, self._quiet = self._quiet, False
         try:
-            await self._out.send(message)
+            await self._out.send(message, now=now)
         except ConnectionClosed:
             raise ConnectionClosed("the client closed our stdout") from None
-
-    def send_nowait(self, message: bytes) -> bool:
-        """Send *message* if that needs no waiting (see :meth:`_Outbox.send_nowait`); ``False``,
-        having sent nothing, where :meth:`send` must be awaited (or would raise) instead."""
-        return not self._closed and self._out is not None and self._out.send_nowait(message)
 
     async def aclose(self) -> None:
         if not self._closed:
@@ -333,33 +447,12 @@ def _pump_file(stream: IO[bytes], reader: asyncio.StreamReader, loop: asyncio.Ab
     loop.call_soon_threadsafe(reader.feed_eof)
 
 
-#: The most the client reads from the server's stdout at once (what a pipe holds by default).
-_READ_BYTES: Final = 64 * 1024
-
-
-class _ServerOutput(asyncio.StreamReaderProtocol):
-    """The read end of the server's stdout: each chunk goes first to its transport, which may take
-    messages out of it at once; the rest goes on to the line reader."""
-
-    def __init__(self, reader: asyncio.StreamReader) -> None:
-        super().__init__(reader)
-        self.heard: Callable[[bytes], bytes] | None = None
-
-    def data_received(self, data: bytes) -> None:
-        if self.heard is not None:
-            data = self.heard(data)
-        if data:
-            super().data_received(data)
-
-
-class StdioClientTransport:
+class StdioClientTransport(_PipeEnd):
     """Spawns a server process and talks to it over its stdin and stdout.
 
     The pipes are our own rather than asyncio's subprocess streams, which hand every chunk read to
-    the protocol a loop turn later. What we send goes through an :class:`_Outbox`: the first message
-    after the server sent one message is written at once (a lone call waits for nothing); after a
-    burst of answers, or once something went, what follows in the same turn (the callers the burst
-    woke up) goes out together at the turn's end, in one write.
+    the protocol a loop turn later. Reading and writing are as :class:`_PipeEnd` says: answers
+    settle their requests in the turn that read them, and a lone call waits for nothing.
     """
 
     def __init__(
@@ -368,21 +461,13 @@ class StdioClientTransport:
         reader: LineReader,
         out: _Outbox,
         output: asyncio.ReadTransport | None = None,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
     ) -> None:
+        super().__init__(reader, out, max_message_bytes)
         self.process = process
-        self._reader = reader
-        self._out = out
         self._output = output
-        self._closed = False
-        # Nothing sent since the server last sent a lone message: the next message goes out at once.
-        self._quiet = True
         #: How many lines of the server's stdout were skipped as not JSON-RPC.
         self.skipped = 0
-        self.max_message_bytes = DEFAULT_MAX_MESSAGE_BYTES
-        # See listen(): who takes messages as they arrive, and when it may.
-        self._take: Callable[[bytes], bool] | None = None
-        self._receiving = False  # receive() waits for data: nothing read earlier is left unreceived
-        self._whole = True  # what went to the line reader ended with a whole line
 
     @classmethod
     async def spawn(
@@ -424,74 +509,25 @@ class StdioClientTransport:
 
         try:
             output, reading = await loop.connect_read_pipe(
-                lambda: _ServerOutput(stream), os.fdopen(from_child, "rb", buffering=0)
+                lambda: _ReadEnd(stream), os.fdopen(from_child, "rb", buffering=0)
             )
             writer, _ = await loop.connect_write_pipe(lambda: flow, os.fdopen(to_child, "wb", buffering=0))
         except BaseException:
             with contextlib.suppress(ProcessLookupError):
                 process.kill()
             raise
-        if hasattr(output, "max_size"):
-            # asyncio's pipe transport reads up to 256 KiB at a time, and a buffer that large is
-            # mmap()ed and unmapped by malloc around every read: three system calls, for a
-            # 100-byte answer, that cost more than the rest of reading it. A pipe holds 64 KiB.
-            output.max_size = _READ_BYTES
-        transport = cls(process, LineReader(stream, max_message_bytes), _Outbox(writer, flow), output)
-        transport.max_message_bytes = max_message_bytes
+        _read_at_most(output, _READ_BYTES)
+        transport = cls(
+            process, LineReader(stream, max_message_bytes), _Outbox(writer, flow), output, max_message_bytes
+        )
         # Nothing is read before the loop's next turn: the transport sees the first chunk as well.
         reading.heard = transport._arrived
         return transport
 
-    def listen(self, take: Callable[[bytes], bool] | None) -> None:
-        """Hand each message to *take* as it arrives, while :meth:`receive` waits with nothing read
-        before it left to return; *take* returns whether it dealt with the message (else it, and
-        everything after it, goes to :meth:`receive` as before). ``None`` stops this.
-
-        One at a time, an answer read this way settles its request in the turn of the loop that read
-        it, where through :meth:`receive` it would wake the reading task first, a turn later."""
-        self._take = take
-
-    def _arrived(self, data: bytes) -> bytes:
-        """A chunk of the server's stdout: what is left of it for the line reader."""
-        # One message in: one caller to answer, whose next request may go at once. Several (a burst
-        # of answers) wake several callers: their requests go out together.
-        self._quiet = data.count(b"\n") <= 1
-        take = self._take
-        if take is not None and self._receiving and self._whole:
-            data = self._take_lines(data, take)
-        if data:
-            # The reading task now has this to read first: nothing may be taken past it until then.
-            self._receiving = False
-            self._whole = data.endswith(b"\n")
-        return data
-
-    def _take_lines(self, data: bytes, take: Callable[[bytes], bool]) -> bytes:
-        end = data.rfind(b"\n")
-        if end < 0:
-            return data
-        if end == len(data) - 1 and data.find(b"\n") == end:  # one whole line: the usual chunk
-            message = data[:end].rstrip(b"\r")
-            taken = message[:1] == b"{" and len(message) <= self.max_message_bytes and take(message)
-            return b"" if taken else data
-        start = 0
-        limit = self.max_message_bytes
-        for line in data[:end].split(b"\n"):
-            message = line.rstrip(b"\r")
-            # Only a line that is whole, within the bound and JSON is taken here; anything else (a
-            # blank line, the server's log text, a line too long) is for receive() to judge.
-            if message[:1] != b"{" or len(message) > limit or not take(message):
-                break
-            start += len(line) + 1
-        return data[start:] if start else data
-
     async def receive(self) -> bytes:
         try:
             while True:
-                self._receiving = True
-                try:
-                    line = await self._reader.read()
-                finally:
-                    self._receiving = False
+                line = await self._read_line()
                 # A server that prints text to stdout breaks the spec ("MUST NOT write anything to
                 # its stdout that is not a valid MCP message"); such a line cannot be a message,
                 # so skip it (answering a server's log text with -32700 helps nobody) and say so.
@@ -509,18 +545,11 @@ class StdioClientTransport:
         if self._closed:
             raise ConnectionClosed("the server's stdin is closed")
         now, self._quiet = self._quiet, False
+        assert self._out is not None  # the client always writes to a pipe
         try:
             await self._out.send(message, now=now)
         except ConnectionClosed:
             raise ConnectionClosed(f"the server process went away ({self.describe_exit()})") from None
-
-    def send_nowait(self, message: bytes) -> bool:
-        """Send *message* as :meth:`send` would, if that needs no waiting; ``False``, having sent
-        nothing, where :meth:`send` must be awaited (or would raise) instead."""
-        if self._closed or not self._out.send_nowait(message, now=self._quiet):
-            return False
-        self._quiet = False
-        return True
 
     def describe_exit(self) -> str:
         code = self.process.returncode
@@ -537,7 +566,8 @@ class StdioClientTransport:
             return
         self._closed = True
         with contextlib.suppress(OSError, RuntimeError):
-            self._out.close()  # what this turn sent goes first
+            if self._out is not None:
+                self._out.close()  # what this turn sent goes first
         try:
             await self._stop(grace)
         finally:
