@@ -164,7 +164,9 @@ def test_take_starts_requests_and_settles_answers_and_leaves_the_rest_to_run() -
         assert not peer.take(b"{not json")  # run() answers it (-32700)
         # A request starts now and is answered as run() would have it answered.
         assert peer.take(b'{"jsonrpc":"2.0","id":7,"method":"ping"}')
-        assert await asyncio.wait_for(far.receive(), 5) == b'{"jsonrpc":"2.0","id":7,"result":{"method":"ping"}}'
+        assert (
+            await asyncio.wait_for(far.receive(), 5) == b'{"jsonrpc":"2.0","id":7,"result":{"method":"ping"}}'
+        )
         # An answer to nothing pending is taken (and dropped), as run() would.
         assert peer.take(b'{"jsonrpc":"2.0","id":99,"result":{}}')
 
