@@ -38,6 +38,18 @@ def test_results_errors_and_context_reach_the_caller() -> None:
     run(main())
 
 
+@pytest.mark.skipif(not hasattr(os, "SCHED_BATCH"), reason="SCHED_BATCH is Linux's")
+def test_a_job_runs_under_sched_batch_and_the_loop_thread_keeps_its_policy() -> None:
+    # A woken worker must not preempt the loop's thread (it could only wait for the GIL there).
+    policy = os.sched_getscheduler(0)
+
+    async def main() -> None:
+        assert await run_sync(lambda: os.sched_getscheduler(0), {}) == os.SCHED_BATCH
+        assert os.sched_getscheduler(0) == policy
+
+    run(main())
+
+
 def test_many_calls_in_flight_on_several_loops() -> None:
     def double(n: int) -> int:
         return 2 * n
