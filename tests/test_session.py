@@ -12,7 +12,7 @@ import pytest
 
 from mcpkit import ConnectionClosed, InvalidParams, RequestTimeout, RPCError
 from mcpkit._jsonrpc import Request
-from mcpkit.session import Peer
+from mcpkit.session import Peer, go_on
 from mcpkit.transports.memory import memory_pair
 
 
@@ -371,3 +371,65 @@ def test_a_request_counts_against_max_in_flight_until_its_answer_is_sent() -> No
         assert answers[1] == {"jsonrpc": "2.0", "id": 1, "result": {"n": 1}}
 
     run(main())
+
+
+async def _by_hand(coro: Any) -> Any:
+    """Await *coro* as the HTTP server does: its first step by hand, the rest through go_on."""
+    try:
+        waiting = coro.send(None)
+    except StopIteration as done:
+        return done.value
+    return await go_on(coro, waiting)
+
+
+@pytest.mark.parametrize("how", ["await", "by hand"])
+def test_go_on_awaits_the_rest_of_a_coroutine_as_await_would(how: str) -> None:
+    async def main() -> list[Any]:
+        loop = asyncio.get_running_loop()
+        seen: list[Any] = []
+
+        def run(coro: Any) -> Any:
+            return coro if how == "await" else _by_hand(coro)
+
+        async def steps(value: Any) -> Any:
+            await asyncio.sleep(0)  # a bare yield
+            future = loop.create_future()
+            loop.call_soon(future.set_result, value)
+            return await future
+
+        async def fails() -> None:
+            await asyncio.sleep(0)
+            raise ValueError("after a wait")
+
+        async def cleans_up(started: asyncio.Event) -> str:
+            try:
+                started.set()
+                await asyncio.sleep(10)
+            except asyncio.CancelledError:
+                await asyncio.sleep(0)  # still waits for things while it cleans up
+                return "cleaned up"
+            return "not cancelled"
+
+        async def stays_cancelled(started: asyncio.Event) -> None:
+            started.set()
+            await asyncio.sleep(10)
+
+        async def at_once() -> str:
+            return "at once"
+
+        seen.append(await run(at_once()))
+        seen.append(await run(steps(42)))
+        with pytest.raises(ValueError, match="after a wait"):
+            await run(fails())
+        for body in (cleans_up, stays_cancelled):
+            started = asyncio.Event()
+            task = asyncio.ensure_future(run(body(started)))
+            await started.wait()
+            task.cancel()
+            try:
+                seen.append(await task)
+            except asyncio.CancelledError:
+                seen.append("cancelled")
+        return seen
+
+    assert asyncio.run(main()) == ["at once", 42, "cleaned up", "cancelled"]

@@ -31,7 +31,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Coroutine
+import types
+from collections.abc import Awaitable, Callable, Coroutine, Generator
 from typing import Any, Final, TypeVar
 
 from msgspec import UNSET
@@ -49,7 +50,7 @@ from ._errors import (
 )
 from .transports.base import OVERSIZE, RoutedTransport, Transport
 
-__all__ = ["Peer", "RequestHandler", "error_response", "ready", "result_response"]
+__all__ = ["Peer", "RequestHandler", "error_response", "go_on", "ready", "result_response"]
 
 T = TypeVar("T")
 
@@ -398,6 +399,18 @@ class Peer:
             work = self._on_request(request) if self._on_request is not None else self._handle(request)
         except Exception as exc:  # as in _start
             return error_response(request_id, exc)
+        if type(work) is types.CoroutineType:
+            # Its first step here: most handlers answer in it, and then nothing could have reached
+            # them in between (a cancellation, a repeated id) and nothing need be registered.
+            try:
+                waiting = work.send(None)
+            except StopIteration as done:
+                return result_response(request_id, done.value)
+            except asyncio.CancelledError:
+                return _NO_ANSWER
+            except Exception as exc:
+                return error_response(request_id, exc)
+            work = go_on(work, waiting)
         task = asyncio.current_task()
         assert task is not None
         self._running[request_id] = task
@@ -701,6 +714,33 @@ async def _settled(task: asyncio.Task[bytes | None]) -> bytes | None:
         return await task
     except asyncio.CancelledError:
         return None
+
+
+@types.coroutine
+def go_on(coro: Coroutine[Any, Any, T], waiting: Any) -> Generator[Any, Any, T]:
+    """Await the rest of *coro*, whose first step was taken by hand (``coro.send(None)``) and
+    yielded *waiting*: from there exactly what ``await coro`` would have done, what is sent or
+    thrown in (a cancellation) passed on to it.
+
+    Taking the first step by hand lets a caller learn at no cost whether a handler answered at once
+    (most do), and do what only a handler that must wait needs (a watcher, a registration) only then.
+    """
+    while True:
+        try:
+            sent = yield waiting
+        except GeneratorExit:
+            coro.close()
+            raise
+        except BaseException as exc:
+            try:
+                waiting = coro.throw(exc)
+            except StopIteration as stop:
+                return stop.value  # type: ignore[no-any-return]
+        else:
+            try:
+                waiting = coro.send(sent)
+            except StopIteration as stop:
+                return stop.value  # type: ignore[no-any-return]
 
 
 async def ready(value: T) -> T:

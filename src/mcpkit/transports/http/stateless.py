@@ -9,7 +9,9 @@ dispatch, :meth:`Endpoint.handle <mcpkit.kernel.Endpoint.handle>`, from the POST
 The answer is JSON unless the handler sends something first, which turns it into an event stream.
 Either way, "The server **MUST** treat a client disconnect as cancellation of that request": a
 watcher on the connection cancels the handler when the client goes away. It is started only once
-the handler has to wait for something, so a request answered at once costs no extra task.
+the handler has to wait for something (its first step is taken by hand to learn that, see
+:func:`~mcpkit.session.go_on`), so a request answered at once costs no watcher, nor a callback
+scheduled for it.
 
 A ``subscriptions/listen`` stream is written differently: its notifications come from other
 requests (a tool that changes the tool list), which must never wait for this client to read. They
@@ -22,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import logging
+import types
 from typing import Any, Final
 
 from msgspec import UNSET
@@ -32,7 +35,7 @@ from ..._errors import INTERNAL_ERROR, ConnectionClosed, HeaderMismatch, MethodN
 from ..._headers import decode_header_value, matches, value_at
 from ..._methods import mcp_name_field
 from ...kernel import Endpoint
-from ...session import error_response, result_response
+from ...session import error_response, go_on, result_response
 from ._asgi import (
     SSE_HEADERS,
     STATUS_OF_CODE,
@@ -88,28 +91,37 @@ async def answer_stateless(
     except RPCError as exc:
         await error(send, STATUS_OF_CODE.get(exc.code, 400), request.id, exc.code, exc.message, data=exc.data)
         return
-    task = asyncio.current_task()
-    assert task is not None
-    response = _StatelessResponse(send, receive, "text/event-stream" in headers.get("accept", ""), task)
+    response = _StatelessResponse(send, receive, "text/event-stream" in headers.get("accept", ""))
     if request.method == _LISTEN:
+        response.task = asyncio.current_task()  # a long wait, which an overflow ends
         response.queue, response._waiting_changes = collections.deque(), set()
         response.queue_limit = queue_limit
-    # If the handler waits for anything, this runs and starts watching for a disconnect.
-    watching = asyncio.get_running_loop().call_soon(response.watch)
     try:
         try:
-            result = await endpoint.start(request, scope, response, conn)
+            work = endpoint.start(request, scope, response, conn)
+            # The client's going away is watched for once the handler has to wait for something:
+            # one that answers in its first step (a coroutine's, taken here) costs no watcher.
+            if type(work) is types.CoroutineType:
+                try:
+                    waiting = work.send(None)
+                except StopIteration as done:
+                    result = done.value
+                else:
+                    response.watch()
+                    result = await go_on(work, waiting)
+            else:
+                if not (isinstance(work, asyncio.Future) and work.done()):
+                    response.watch()
+                result = await work
         except Exception as exc:  # 2026-07-28 gives errors HTTP statuses of their own
-            watching.cancel()
             code = exc.code if isinstance(exc, RPCError) else INTERNAL_ERROR
             await response.finish(STATUS_OF_CODE.get(code, 200), error_response(request.id, exc))
         else:
-            watching.cancel()
             await response.finish(200, result_response(request.id, result))
     except asyncio.CancelledError:
-        if not response.gone:
+        if not response.gone or response.task is None:
             raise
-        task.uncancel()  # our own doing: the client went away, nothing is left to answer
+        response.task.uncancel()  # our own doing: the client went away, nothing is left to answer
     finally:
         response.stop_watching()
         if response.writer is not None:
@@ -140,11 +152,12 @@ class _StatelessResponse:
         "writer",
     )
 
-    def __init__(self, send: Send, receive: Receive, accepts_sse: bool, task: asyncio.Task[Any]) -> None:
+    def __init__(self, send: Send, receive: Receive, accepts_sse: bool) -> None:
         self.send = send
         self.receive = receive
         self.accepts_sse = accepts_sse
-        self.task = task  # the request's task: cancelled when the client goes away
+        #: The request's task, cancelled when the client goes away; known once it waits (watch()).
+        self.task: asyncio.Task[Any] | None = None
         self.streaming = False
         self.gone = False  # the client went away
         self._closed: asyncio.Event | None = None
@@ -168,7 +181,11 @@ class _StatelessResponse:
         return self._closed
 
     def watch(self) -> None:
-        if self._watch is None and not self.task.done():
+        """Start watching for the client's going away: called from the request's task, once its
+        handler has to wait."""
+        if self.task is None:
+            self.task = asyncio.current_task()
+        if self._watch is None:
             self._watch = asyncio.get_running_loop().create_task(self._watch_disconnect())
 
     def stop_watching(self) -> None:
@@ -180,7 +197,8 @@ class _StatelessResponse:
         self.gone = True
         if self._closed is not None:
             self._closed.set()
-        self.task.cancel()
+        if self.task is not None:
+            self.task.cancel()
 
     async def notify(
         self, method: str, params: dict[str, Any] | None = None, *, related: jsonrpc.RequestId | None = None
@@ -256,7 +274,8 @@ class _StatelessResponse:
             self._closed.set()
         if self.writer is not None:
             self.writer.cancel()
-        self.task.cancel()
+        if self.task is not None:
+            self.task.cancel()
 
     async def request(
         self,
