@@ -42,6 +42,7 @@ TS = BENCH / "ts"
 LOGS = ROOT / ".cache" / "bench-logs"
 HOST = "127.0.0.1"
 BASELINE = "sdk-lowlevel"
+SUBJECT = "mcpkit"
 
 
 @dataclass(frozen=True)
@@ -56,14 +57,18 @@ class Settings:
     sessions: int
     client_seconds: float
     rounds: int  # how many turns each server takes at the headline figures (see side_by_side)
+    pairs: int  # paired windows of mcpkit and the ceiling over HTTP (see paired_http)
+    pair_seconds: float
     in_flight: tuple[int, ...] = (1, 16)  # besides HEADLINE_IN_FLIGHT, measured in the rounds
     http_clients: tuple[int, ...] = (1, 32)  # besides HEADLINE_CLIENTS, measured in the rounds
 
 
 FULL = Settings(cold_runs=2, import_runs=3, seq_calls=3000, seq_seconds=1.0, pipe_seconds=1.5,
-                rss_calls=10_000, http_seconds=1.5, sessions=1000, client_seconds=1.5, rounds=3)  # fmt: skip
+                rss_calls=10_000, http_seconds=1.5, sessions=1000, client_seconds=1.5, rounds=3,
+                pairs=6, pair_seconds=1.0)  # fmt: skip
 SHORT = Settings(cold_runs=0, import_runs=1, seq_calls=20, seq_seconds=0.2, pipe_seconds=0.1,
-                 rss_calls=200, http_seconds=0.1, sessions=10, client_seconds=0.1, rounds=1)  # fmt: skip
+                 rss_calls=200, http_seconds=0.1, sessions=10, client_seconds=0.1, rounds=1,
+                 pairs=1, pair_seconds=0.1)  # fmt: skip
 
 #: The figures the targets are judged on are measured in rounds, the servers taking turns:
 #: stdio with this many calls in flight (and one at a time, on two cores) ...
@@ -367,6 +372,46 @@ async def one_turn(peer: Peer, s: Settings, figures: dict[str, Any]) -> None:
     peer.turns += 1
 
 
+async def paired_http(peers: Sequence[Peer], s: Settings) -> dict[str, Any]:
+    """The three HTTP targets that compare two figures of the same kind (mcpkit against the raw
+    ceiling in each era, and mcpkit's 2026-07-28 against its handshake era), in ``s.pairs`` paired
+    windows: in each, both servers in both eras (8 clients, ``s.pair_seconds`` each), one window
+    right after another, and each ratio taken within the pair; each target is the median of its
+    pairs' ratios (every pair's in ``pairs``).
+
+    In the rounds, the two figures of a ratio are a whole turn of the other servers apart (half a
+    minute), and on a shared VM a server's rate moves by a fifth and more in that time: the ceiling
+    read 23,515 and 29,696 calls/s in two rounds of one run. Side by side within seconds, the ratio
+    is what the two servers cost, not which moments they met. Who goes first alternates, and so does
+    the order of the eras."""
+    live = {p.key: p for p in peers if p.http_port is not None and p.http_pid is not None}
+    raw, mcpkit = live.get("raw"), live.get(SUBJECT)
+    if raw is None or mcpkit is None or MODERN not in raw.http_eras or MODERN not in mcpkit.http_eras:
+        return {}
+    ratios: dict[str, list[float]] = {
+        f"{HANDSHAKE}_over_raw": [],
+        f"{MODERN}_over_raw": [],
+        "modern_over_handshake": [],
+        "raw_modern_over_handshake": [],  # what the eras' messages cost the ceiling itself
+    }
+    for index in range(s.pairs):
+        eras = (HANDSHAKE, MODERN) if index % 2 == 0 else (MODERN, HANDSHAKE)
+        order = (raw, mcpkit) if index // 2 % 2 == 0 else (mcpkit, raw)
+        rate: dict[tuple[str, str], float] = {}
+        for era in eras:
+            for peer in order:
+                assert peer.http_port is not None and peer.http_pid is not None
+                figures = await loadgen.http_figures(
+                    HOST, peer.http_port, era, HEADLINE_CLIENTS, s.pair_seconds, [peer.http_pid]
+                )
+                rate[peer.key, era] = figures["per_s"]
+        for era in (HANDSHAKE, MODERN):
+            ratios[f"{era}_over_raw"].append(rate[SUBJECT, era] / rate["raw", era])
+        ratios["modern_over_handshake"].append(rate[SUBJECT, MODERN] / rate[SUBJECT, HANDSHAKE])
+        ratios["raw_modern_over_handshake"].append(rate["raw", MODERN] / rate["raw", HANDSHAKE])
+    return {name: {"median": statistics.median(values), "pairs": values} for name, values in ratios.items()}
+
+
 async def bench_clients(s: Settings) -> dict[str, Any]:
     """The hand-written client, the mcpkit client and the official client, each against the
     hand-written server (on asyncio's loop and on uvloop, unpinned and on one core); then the mcpkit
@@ -458,6 +503,13 @@ async def run_all(s: Settings, only: Sequence[str] | None, log: Callable[[str], 
                 peer.errors.append(f"import: {exc}")
             log(f"{peer.key}: done in {time.perf_counter() - t0:.1f} s")
         await side_by_side(selected, s, log)
+        t0 = time.perf_counter()
+        try:
+            paired = await asyncio.wait_for(paired_http(selected, s), 300)
+        except Exception as exc:
+            paired = {"error": f"{type(exc).__name__}: {exc}"}
+            log(f"paired HTTP windows failed:\n{traceback.format_exc()}")
+        log(f"{s.pairs} paired HTTP windows: {time.perf_counter() - t0:.1f} s")
         for peer in selected:
             try:
                 await asyncio.wait_for(finish_stdio(peer, s), 300)
@@ -476,6 +528,7 @@ async def run_all(s: Settings, only: Sequence[str] | None, log: Callable[[str], 
         "peers": [
             {"key": p.key, "label": p.label, "results": p.results, "errors": p.errors} for p in selected
         ],
+        "paired_http": paired,
         "clients": clients,
         "fleet": fleet,
     }

@@ -49,6 +49,17 @@ def test_short_benchmark_runs_every_server_and_renders_the_report(tmp_path: Path
     for key in ("raw", "mcpkit", "sdk-lowlevel"):  # these speak 2026-07-28 over HTTP too
         assert by_key[key].get("modern_http") == "yes", by_key[key].get("modern_http")
         assert "http_modern_8_per_s" in by_key[key]
+    # The paired HTTP windows of mcpkit and the ceiling: one pair in the short mode.
+    if "raw" in keys and "mcpkit" in keys:
+        paired = data["paired_http"]
+        assert set(paired) == {
+            "handshake_over_raw",
+            "modern_over_raw",
+            "modern_over_handshake",
+            "raw_modern_over_handshake",
+        }, paired
+        for entry in paired.values():
+            assert len(entry["pairs"]) == 1 and entry["median"] > 0, entry
     for client in data["clients"].values():
         assert "error" not in client, client
     # The fleet step: every setup measured, or skipped for a missing redis-server or nginx.
@@ -62,6 +73,7 @@ def test_short_benchmark_runs_every_server_and_renders_the_report(tmp_path: Path
     for peer in data["peers"]:
         assert peer["label"] in report
     assert "**Targets**" in report
+    assert "paired windows:" in report
     assert "**A fleet**" in report
     for plot in ("stdio.png", "http.png", "memory.png"):
         assert (tmp_path / plot).read_bytes().startswith(b"\x89PNG")
