@@ -12,7 +12,7 @@ import pytest
 
 from mcpkit import ConnectionClosed, InvalidParams, RequestTimeout, RPCError
 from mcpkit._jsonrpc import Request
-from mcpkit.session import Job, Peer, go_on
+from mcpkit.session import Peer, go_on
 from mcpkit.transports.memory import memory_pair
 
 
@@ -433,49 +433,3 @@ def test_go_on_awaits_the_rest_of_a_coroutine_as_await_would(how: str) -> None:
         return seen
 
     assert asyncio.run(main()) == ["at once", 42, "cleaned up", "cancelled"]
-
-
-class _TakesNow:
-    """A transport that takes every message at once (as stdio under its high-water mark does)."""
-
-    def __init__(self) -> None:
-        self.sent: list[bytes] = []
-
-    def send_nowait(self, message: bytes) -> bool:
-        self.sent.append(message)
-        return True
-
-    async def send(self, message: bytes) -> None:
-        self.sent.append(message)
-
-    async def receive(self) -> bytes:
-        raise EOFError
-
-    async def aclose(self) -> None:
-        pass
-
-
-def test_a_job_is_answered_in_the_turn_it_is_settled_or_cancelled() -> None:
-    async def main() -> None:
-        loop = asyncio.get_running_loop()
-        jobs: list[Job[Any]] = []
-
-        def on_request(request: Request) -> Job[Any]:
-            jobs.append(Job(loop=loop))
-            return jobs[-1]
-
-        transport = _TakesNow()
-        peer = Peer(transport, on_request=on_request)
-        assert peer.take(b'{"jsonrpc":"2.0","id":1,"method":"tools/call"}')
-        assert peer.take(b'{"jsonrpc":"2.0","id":2,"method":"tools/call"}')
-        assert peer.take(b'{"jsonrpc":"2.0","id":3,"method":"tools/call"}')
-        # Settled: answered before the loop takes another turn (a done-callback would need one).
-        jobs[0].settle(None, {"n": 1})
-        assert transport.sent == [b'{"jsonrpc":"2.0","id":1,"result":{"n":1}}']
-        jobs[1].settle(InvalidParams("no"), None)
-        assert json.loads(transport.sent[1])["error"]["code"] == -32602
-        # Cancelled (notifications/cancelled): no answer, and nothing is left running.
-        assert peer.cancel_incoming(3)
-        assert len(transport.sent) == 2 and not peer._running
-
-    asyncio.run(main())

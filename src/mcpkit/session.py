@@ -50,7 +50,7 @@ from ._errors import (
 )
 from .transports.base import OVERSIZE, RoutedTransport, Transport
 
-__all__ = ["Job", "Peer", "RequestHandler", "error_response", "go_on", "ready", "result_response"]
+__all__ = ["Peer", "RequestHandler", "error_response", "go_on", "ready", "result_response"]
 
 T = TypeVar("T")
 
@@ -520,15 +520,9 @@ class Peer:
         request_id = request.id
         if isinstance(work, asyncio.Future):
             # A handler that is already a future (a def tool on a worker thread) needs no task:
-            # its answer is sent as it is settled (a Job), or from its done-callback.
+            # its answer is sent from its done-callback.
             self._running[request_id] = work
-            answer = self._answerer(request_id)
-            if type(work) is not Job:
-                work.add_done_callback(answer)
-            elif work.done():
-                answer(work)
-            else:
-                work.on_settled = answer
+            work.add_done_callback(self._answerer(request_id))
             return
         # Not _spawn: a request's task is kept (and waited for by drain) through _running already.
         # No done-callback either (one cost a handle and a turn of the loop per request): _answer
@@ -720,32 +714,6 @@ async def _settled(task: asyncio.Task[bytes | None]) -> bytes | None:
         return await task
     except asyncio.CancelledError:
         return None
-
-
-class Job(asyncio.Future[T]):
-    """The future of a handler that runs elsewhere (a ``def`` tool on a worker thread), settled
-    with :meth:`settle`. A :class:`Peer` answers from it through :attr:`on_settled`, which runs as
-    the outcome is set (or the job is cancelled): from a done-callback the answer would wait for
-    the loop's next turn, one more epoll and turn for every call."""
-
-    #: Called with the job right after it is settled or cancelled.
-    on_settled: Callable[[asyncio.Future[Any]], None] | None = None
-
-    def settle(self, exc: BaseException | None, value: Any) -> None:
-        """Set the outcome: *exc* raised, else *value* returned; then :attr:`on_settled`."""
-        if exc is None:
-            self.set_result(value)
-        else:
-            self.set_exception(exc)
-        if self.on_settled is not None:
-            self.on_settled(self)
-
-    def cancel(self, msg: Any | None = None) -> bool:
-        if not super().cancel(msg):
-            return False
-        if self.on_settled is not None:
-            self.on_settled(self)
-        return True
 
 
 @types.coroutine

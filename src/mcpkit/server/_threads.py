@@ -9,9 +9,7 @@ flight that hand-off costs more than a small tool itself; so here both direction
   join the pool's deque together and at most one worker is woken, and none if one is awake already.
   A worker takes jobs from the deque one at a time until it is empty.
 * **Back.** A worker appends each outcome to its loop's list of finished jobs; only the append that
-  finds that list empty schedules the callback that settles every future finished so far. Each
-  future is a :class:`~mcpkit.session.Job`, so a request's answer goes out as its job is settled,
-  in that same turn of the loop, not from a done-callback a turn later.
+  finds that list empty schedules the callback that settles every future finished so far.
 
 One awake worker drains a burst, so a job could wait behind a long one (a tool that blocks). A
 watchdog on the loop sees to that: while jobs wait, it looks every :data:`_WATCH_SECONDS`, and if no
@@ -39,15 +37,12 @@ import atexit
 import collections
 import contextlib
 import contextvars
-import logging
 import os
 import sys
 import threading
 import time
 from collections.abc import Callable
 from typing import Any, Final
-
-from ..session import Job
 
 _MAX_WORKERS: Final = min(32, (os.cpu_count() or 1) + 4)
 _IDLE_SECONDS: Final = 30.0
@@ -56,15 +51,13 @@ _IDLE_SECONDS: Final = 30.0
 #: gets it within one, and must not be taken for a worker held up by its job.
 _WATCH_SECONDS: Final = 2 * sys.getswitchinterval()
 
-logger = logging.getLogger("mcpkit")
-
 #: Turns a job's outcome (its exception, or its value) into the future's result, on the loop; may
 #: raise, and then the future holds what it raised.
 Finish = Callable[[BaseException | None, Any], Any]
-_Outcome = tuple["Job[Any]", BaseException | None, Any, Finish | None]
+_Outcome = tuple["asyncio.Future[Any]", BaseException | None, Any, Finish | None]
 _Job = tuple[
     asyncio.AbstractEventLoop,
-    "Job[Any]",
+    "asyncio.Future[Any]",
     contextvars.Context,
     Callable[..., Any],
     dict[str, Any],
@@ -113,7 +106,7 @@ class _Pool:
         kwargs: dict[str, Any],
         finish: Finish | None = None,
     ) -> asyncio.Future[Any]:
-        future: Job[Any] = Job(loop=loop)
+        future = loop.create_future()
         outgoing = self._outgoing.get(loop)
         if outgoing is None:
             outgoing = self._outgoing[loop] = []
@@ -210,10 +203,10 @@ class _Pool:
                     exc, value = None, finish(exc, value)
                 except BaseException as failure:
                     exc = failure
-            try:
-                future.settle(exc, value)  # and its answer goes, in this turn (see Job)
-            except Exception:  # what answers it failed: the other jobs are settled all the same
-                logger.exception("answering a worker thread's job failed")
+            if exc is None:
+                future.set_result(value)
+            else:
+                future.set_exception(exc)
 
     def wait_for_running(self) -> None:
         """At exit: let the jobs already started end, as the loop's default executor would."""
