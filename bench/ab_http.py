@@ -14,8 +14,9 @@ against the working tree, beside the raw ASGI ceiling:
              --transport http --port {port} --max-sessions-per-client 100000"
 
 Each round (the servers in an order that rotates from round to round) starts every server afresh,
-checks its answers, warms it up and loads it in the handshake era then in 2026-07-28. Prints, per server and era, the median over the rounds of the
-calls/s (and its ratio to the first server's), the server's CPU per call and the p50 latency.
+checks its answers, warms it up and loads it in the handshake era then in 2026-07-28. Prints, per
+server and era, the median over the rounds of the calls/s (and its ratio to the first server's),
+the server's CPU per call and the p50 latency.
 Uses the benchmark's own load generator (no MCP library on the client side).
 """
 

@@ -50,7 +50,7 @@ from ._errors import (
 )
 from .transports.base import OVERSIZE, RoutedTransport, Transport
 
-__all__ = ["Peer", "RequestHandler", "error_response", "go_on", "ready", "result_response"]
+__all__ = ["Peer", "RequestHandler", "error_response", "first_step", "go_on", "ready", "result_response"]
 
 T = TypeVar("T")
 
@@ -399,18 +399,17 @@ class Peer:
             work = self._on_request(request) if self._on_request is not None else self._handle(request)
         except Exception as exc:  # as in _start
             return error_response(request_id, exc)
-        if type(work) is types.CoroutineType:
-            # Its first step here: most handlers answer in it, and then nothing could have reached
-            # them in between (a cancellation, a repeated id) and nothing need be registered.
-            try:
-                waiting = work.send(None)
-            except StopIteration as done:
-                return result_response(request_id, done.value)
-            except asyncio.CancelledError:
-                return _NO_ANSWER
-            except Exception as exc:
-                return error_response(request_id, exc)
-            work = go_on(work, waiting)
+        # Its first step here: most handlers answer in it, and then nothing could have reached them
+        # in between (a cancellation, a repeated id) and nothing need be registered.
+        try:
+            finished, outcome = first_step(work)
+        except asyncio.CancelledError:
+            return _NO_ANSWER
+        except Exception as exc:
+            return error_response(request_id, exc)
+        if finished:
+            return result_response(request_id, outcome)
+        work = outcome
         task = asyncio.current_task()
         assert task is not None
         self._running[request_id] = task
@@ -716,14 +715,27 @@ async def _settled(task: asyncio.Task[bytes | None]) -> bytes | None:
         return None
 
 
+def first_step(work: Awaitable[T]) -> tuple[bool, Any]:
+    """Take the first step of *work* here, if it is a coroutine: ``(True, its result)`` when it
+    finished in that step (most handlers do), else ``(False, what to await for the rest)``: a
+    :func:`go_on` of it, or *work* itself when it is no coroutine. What the step raises is raised.
+
+    A caller learns this way, at no cost, whether a handler answered at once, and does what only
+    a handler that must wait needs (a watcher, a registration) only then."""
+    if type(work) is types.CoroutineType:
+        try:
+            waiting = work.send(None)
+        except StopIteration as done:
+            return True, done.value
+        return False, go_on(work, waiting)
+    return False, work
+
+
 @types.coroutine
 def go_on(coro: Coroutine[Any, Any, T], waiting: Any) -> Generator[Any, Any, T]:
     """Await the rest of *coro*, whose first step was taken by hand (``coro.send(None)``) and
     yielded *waiting*: from there exactly what ``await coro`` would have done, what is sent or
-    thrown in (a cancellation) passed on to it.
-
-    Taking the first step by hand lets a caller learn at no cost whether a handler answered at once
-    (most do), and do what only a handler that must wait needs (a watcher, a registration) only then.
+    thrown in (a cancellation) passed on to it (see :func:`first_step`).
     """
     while True:
         try:

@@ -10,7 +10,7 @@ The answer is JSON unless the handler sends something first, which turns it into
 Either way, "The server **MUST** treat a client disconnect as cancellation of that request": a
 watcher on the connection cancels the handler when the client goes away. It is started only once
 the handler has to wait for something (its first step is taken by hand to learn that, see
-:func:`~mcpkit.session.go_on`), so a request answered at once costs no watcher, nor a callback
+:func:`~mcpkit.session.first_step`), so a request answered at once costs no watcher, nor a callback
 scheduled for it.
 
 A ``subscriptions/listen`` stream is written differently: its notifications come from other
@@ -24,7 +24,6 @@ from __future__ import annotations
 import asyncio
 import collections
 import logging
-import types
 from typing import Any, Final
 
 from msgspec import UNSET
@@ -35,7 +34,7 @@ from ..._errors import INTERNAL_ERROR, ConnectionClosed, HeaderMismatch, MethodN
 from ..._headers import decode_header_value, matches, value_at
 from ..._methods import mcp_name_field
 from ...kernel import Endpoint
-from ...session import error_response, go_on, result_response
+from ...session import error_response, first_step, result_response
 from ._asgi import (
     SSE_HEADERS,
     STATUS_OF_CODE,
@@ -98,21 +97,15 @@ async def answer_stateless(
         response.queue_limit = queue_limit
     try:
         try:
-            work = endpoint.start(request, scope, response, conn)
             # The client's going away is watched for once the handler has to wait for something:
             # one that answers in its first step (a coroutine's, taken here) costs no watcher.
-            if type(work) is types.CoroutineType:
-                try:
-                    waiting = work.send(None)
-                except StopIteration as done:
-                    result = done.value
-                else:
-                    response.watch()
-                    result = await go_on(work, waiting)
+            finished, outcome = first_step(endpoint.start(request, scope, response, conn))
+            if finished:
+                result = outcome
             else:
-                if not (isinstance(work, asyncio.Future) and work.done()):
+                if not (isinstance(outcome, asyncio.Future) and outcome.done()):
                     response.watch()
-                result = await work
+                result = await outcome
         except Exception as exc:  # 2026-07-28 gives errors HTTP statuses of their own
             code = exc.code if isinstance(exc, RPCError) else INTERNAL_ERROR
             await response.finish(STATUS_OF_CODE.get(code, 200), error_response(request.id, exc))
