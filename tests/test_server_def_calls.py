@@ -53,6 +53,26 @@ class NowaitTransport(MemoryTransport):
         await super().send(message)
 
 
+class ThreadSendTransport(NowaitTransport):
+    """A :class:`NowaitTransport` that, like stdio's, also takes an answer from a worker thread
+    (unless told not to), and records which thread sent what."""
+
+    def __init__(self, inbox: asyncio.Queue[bytes], outbox: asyncio.Queue[bytes]) -> None:
+        super().__init__(inbox, outbox)
+        self.from_threads = True
+        self.loop = asyncio.get_running_loop()
+        self.sent_from: list[tuple[int, int]] = []  # (thread ident, message id)
+
+    def send_from_thread(self, message: bytes) -> bool:
+        if not self.from_threads or self._closed:
+            return False
+        decoded = json.loads(message)
+        self.sent_from.append((threading.get_ident(), decoded["id"]))
+        self.sent.append(decoded)
+        self.loop.call_soon_threadsafe(self._outbox.put_nowait, message)
+        return True
+
+
 def make_server(**options: Any) -> tuple[Server, threading.Event]:
     server = Server("defs", "1.0", **options)
     gate = threading.Event()
@@ -193,12 +213,12 @@ STATELESS_META = {
 
 
 async def open_session(
-    server: Server, version: str = VERSION
+    server: Server, version: str = VERSION, kind: type[NowaitTransport] = NowaitTransport
 ) -> tuple[Peer, NowaitTransport, asyncio.Task[None]]:
     to_server: asyncio.Queue[bytes] = asyncio.Queue()
     to_client: asyncio.Queue[bytes] = asyncio.Queue()
     ours = MemoryTransport(to_client, to_server)
-    theirs = NowaitTransport(to_server, to_client)
+    theirs = kind(to_server, to_client)
     client = Peer(ours)
     asyncio.ensure_future(client.run())
     serving = asyncio.ensure_future(server.serve(theirs, drain_seconds=0.2))
@@ -223,10 +243,11 @@ async def outcome(client: Peer, name: str, arguments: Any, version: str = VERSIO
         return ("error", exc.code, exc.message, exc.data)
 
 
+@pytest.mark.parametrize("kind", [NowaitTransport, ThreadSendTransport], ids=["loop", "threads"])
 @pytest.mark.parametrize("version", [VERSION, STATELESS])
 @pytest.mark.parametrize("options", [{}, {"mask_errors": True}], ids=["plain", "masked"])
 def test_every_outcome_is_answered_as_the_general_path_answers_it(
-    options: dict[str, Any], version: str
+    options: dict[str, Any], version: str, kind: type[NowaitTransport]
 ) -> None:
     async def answers(fast: bool) -> tuple[list[Any], list[bool]]:
         server, _ = make_server(**options)
@@ -239,7 +260,7 @@ def test_every_outcome_is_answered_as_the_general_path_answers_it(
             return started
 
         server.start_now = spy  # type: ignore[method-assign,assignment]
-        client, _, _ = await open_session(server, version)
+        client, _, _ = await open_session(server, version, kind)
         results = [await outcome(client, name, arguments, version) for name, arguments, _ in CALLS]
         for result in results:  # sealed with each server's own key, at its own time
             if isinstance(result, dict) and isinstance(result.get("requestState"), str):
@@ -277,6 +298,89 @@ def test_every_outcome_is_answered_as_the_general_path_answers_it(
         assert by_name["aask19"][:2] == ("error", -32603)
         assert by_name["aopaque20"][:2] == ("error", -32603)
         assert by_name["awhoami21"]["content"][0]["text"].endswith("tools/call 2025-11-25 True")
+
+    run(main())
+
+
+def test_a_lone_def_call_is_answered_from_its_worker_thread_and_only_once() -> None:
+    async def main() -> None:
+        server, gate = make_server()
+        client, transport, _ = await open_session(server, kind=ThreadSendTransport)
+        assert isinstance(transport, ThreadSendTransport)
+        loop_thread = threading.get_ident()
+        # A lone call: its worker thread sends the answer, and the loop sends nothing more for it.
+        assert (await outcome(client, "echo", {"text": "a"}))["content"] == [{"type": "text", "text": "a"}]
+        assert len(transport.sent_from) == 1 and transport.sent_from[0][0] != loop_thread
+        # What the tool raised, and what could not be shaped, are the loop's to answer.
+        assert (await outcome(client, "refuse", {}))["isError"] is True  # a ToolError is a result
+        assert (await outcome(client, "explode", {}))["isError"] is True
+        assert (await outcome(client, "opaque", {}))[:2] == ("error", -32603)
+        assert (await outcome(client, "invalid", {}))[:2] == ("error", -32602)
+        assert (await outcome(client, "total", {"a": 1, "b": 2}))["structuredContent"] == {"result": 3}
+        assert [thread != loop_thread for thread, _ in transport.sent_from] == [True, True]
+        # An async tool's answer is the loop's.
+        assert (await outcome(client, "aecho", {"text": "b"}))["content"][0]["text"] == "b"
+        assert len(transport.sent_from) == 2
+        # With another call running, answers are the loop's (they go out together from there).
+        waiting = asyncio.ensure_future(outcome(client, "wait", {}))
+        await asyncio.sleep(0.05)
+        assert (await outcome(client, "echo", {"text": "c"}))["content"][0]["text"] == "c"
+        (answer_c,) = [
+            m for m in transport.sent if m.get("result", {}).get("content", [{}])[0].get("text") == "c"
+        ]
+        assert answer_c["id"] not in [sent_id for _, sent_id in transport.sent_from]
+        gate.set()  # "wait" now runs alone, as it began: its answer is its thread's again
+        assert (await waiting)["content"][0]["text"] == "late"
+        assert len(transport.sent_from) == 3
+        # A transport that declines: the loop answers, once.
+        transport.from_threads = False
+        assert (await outcome(client, "echo", {"text": "d"}))["content"][0]["text"] == "d"
+        await asyncio.sleep(0.05)
+        ids = [message["id"] for message in transport.sent if "id" in message]
+        assert len(ids) == len(set(ids))  # every call answered exactly once
+
+    run(main())
+
+
+def test_an_id_answered_from_a_worker_thread_is_free_again_at_once() -> None:
+    # Once its answer is out, a client may send the same id again, before the loop has heard that
+    # the job is done; and the old job's settling must not touch the new request.
+    async def main() -> None:
+        transport = ThreadSendTransport(asyncio.Queue(), asyncio.Queue())
+        peer = Peer(transport)
+        loop = asyncio.get_running_loop()
+        old = loop.create_future()
+        peer._running[7] = old
+        old.add_done_callback(peer._answerer(7))
+        del peer._running[7]
+        answer = peer.thread_answerer(7)
+        assert answer is not None
+        peer._running[7] = old
+        assert peer.thread_answerer(8) is None  # 7 runs: 8 is not a lone call
+        sent = await loop.run_in_executor(None, answer, lambda: {"content": []})
+        assert sent and 7 not in peer._running
+        new = loop.create_future()
+        peer._running[7] = new  # the same id again, as the loop would start it
+        old.set_result(None)  # the old job settles on the loop
+        await asyncio.sleep(0)
+        assert peer._running[7] is new
+        assert [message["id"] for message in transport.sent] == [7]
+        # A maker that raises: nothing sent, the request still runs, the error goes to the caller.
+        del peer._running[7]
+        answer = peer.thread_answerer(7)
+        assert answer is not None
+        peer._running[7] = new
+
+        def broken() -> Any:
+            raise ValueError("unshapeable")
+
+        with pytest.raises(ValueError):
+            await loop.run_in_executor(None, answer, broken)
+        assert peer._running[7] is new
+        # A cancelled request is never answered from the thread.
+        new.cancel()
+        assert not await loop.run_in_executor(None, answer, lambda: {"content": []})
+        assert [message["id"] for message in transport.sent] == [7]
 
     run(main())
 

@@ -147,6 +147,10 @@ class Peer:
         # A transport that can take a message without waiting, when it can (stdio): answers go
         # through it with no coroutine (see StdioServerTransport.send_nowait).
         self._send_nowait: Callable[[bytes], bool] | None = getattr(transport, "send_nowait", None)
+        # A transport a worker thread may write an answer to itself (stdio; see thread_answerer).
+        self._send_from_thread: Callable[[bytes], bool] | None = (
+            None if self._routed is not None else getattr(transport, "send_from_thread", None)
+        )
 
     # -- sending -----------------------------------------------------------------------------------
 
@@ -531,12 +535,53 @@ class Peer:
             self._answer(request_id, work)
         )
 
+    def thread_answerer(self, request_id: jsonrpc.RequestId) -> Callable[[Callable[[], Any]], bool] | None:
+        """Where the transport can take an answer from another thread: a function a worker thread
+        calls, once the job that handles *request_id* is done, to send its answer itself, now,
+        where the loop would send it at once as well (a lone call: no other request running, when
+        it came or now). It is given a function that makes the result, called only then, and
+        returns whether it sent the answer. If it did, the request no longer runs here and its
+        job's future is not answered again; else it did nothing (what the maker raised, it
+        raises) and the future's done-callback answers as usual.
+
+        A lone call's answer then goes out without waking the loop's thread first (a switch
+        between threads on the way back to a client that waits for this one call). ``None`` where
+        the transport cannot (HTTP, which answers through its own response) or the call is not a
+        lone one."""
+        send = self._send_from_thread
+        running = self._running
+        if send is None or running:  # another request runs: this call is not a lone one
+            return None
+
+        def answer(result_of: Callable[[], Any]) -> bool:
+            # With more running, answers that finish together go out in one write from the loop:
+            # one system call, where each thread's own write would cost one.
+            if len(running) != 1:
+                return False
+            work = running.pop(request_id, None)  # dict operations are atomic under the GIL
+            if work is None:
+                return False
+            # Taken out before the answer goes: a client may reuse an id once it is answered. A
+            # task's future (answer_here awaits it) or a cancelled one is the loop's to see to.
+            sent = False
+            try:
+                if not (isinstance(work, asyncio.Task) or work.cancelled()):
+                    sent = send(result_response(request_id, result_of()))
+            finally:
+                if not sent:
+                    running.setdefault(request_id, work)
+            return sent
+
+        return answer
+
     def _answerer(self, request_id: jsonrpc.RequestId) -> Callable[[asyncio.Future[Any]], None]:
         """The done-callback answering *request_id* from a future, as :meth:`_answer` and
         :func:`_outcome` do from a coroutine."""
 
         def answer(done: asyncio.Future[Any]) -> None:
-            self._running.pop(request_id, None)
+            if self._running.get(request_id) is not done:
+                return  # answered from its worker thread (see thread_answerer)
+            del self._running[request_id]
             message: bytes | None = None
             if not done.cancelled():
                 exc = done.exception()

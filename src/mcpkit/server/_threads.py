@@ -10,6 +10,10 @@ flight that hand-off costs more than a small tool itself; so here both direction
   A worker takes jobs from the deque one at a time until it is empty.
 * **Back.** A worker appends each outcome to its loop's list of finished jobs; only the append that
   finds that list empty schedules the callback that settles every future finished so far.
+* **Or on.** A job may carry a *deliver* function that sends its result on from the worker itself
+  (a lone stdio call's answer, written to the pipe): the way back through the loop is a wake-up of
+  the loop's thread and a switch to it, on the path of a client that waits for this one call. The
+  loop still settles the job's future, to forget the call, but nobody waits for that.
 
 One awake worker drains a burst, so a job could wait behind a long one (a tool that blocks). A
 watchdog on the loop sees to that: while jobs wait, it looks every :data:`_WATCH_SECONDS`, and if no
@@ -37,6 +41,7 @@ import atexit
 import collections
 import contextlib
 import contextvars
+import functools
 import os
 import sys
 import threading
@@ -54,6 +59,9 @@ _WATCH_SECONDS: Final = 2 * sys.getswitchinterval()
 #: Turns a job's outcome (its exception, or its value) into the future's result, on the loop; may
 #: raise, and then the future holds what it raised.
 Finish = Callable[[BaseException | None, Any], Any]
+#: Sends a job's result on from the worker thread, if it can now: whether it did. Its argument
+#: makes the result (the job's finish, run there), and is called only if it is to be sent.
+Deliver = Callable[[Callable[[], Any]], bool]
 _Outcome = tuple["asyncio.Future[Any]", BaseException | None, Any, Finish | None]
 _Job = tuple[
     asyncio.AbstractEventLoop,
@@ -62,6 +70,7 @@ _Job = tuple[
     Callable[..., Any],
     dict[str, Any],
     Finish | None,
+    Deliver | None,
 ]
 
 
@@ -105,13 +114,14 @@ class _Pool:
         fn: Callable[..., Any],
         kwargs: dict[str, Any],
         finish: Finish | None = None,
+        deliver: Deliver | None = None,
     ) -> asyncio.Future[Any]:
         future = loop.create_future()
         outgoing = self._outgoing.get(loop)
         if outgoing is None:
             outgoing = self._outgoing[loop] = []
             loop.call_soon(self._hand_over, loop)
-        outgoing.append((loop, future, contextvars.copy_context(), fn, kwargs, finish))
+        outgoing.append((loop, future, contextvars.copy_context(), fn, kwargs, finish, deliver))
         return future
 
     def _hand_over(self, loop: asyncio.AbstractEventLoop) -> None:
@@ -151,7 +161,7 @@ class _Pool:
         wake.acquire()
         while True:
             try:
-                loop, future, context, fn, kwargs, finish = jobs.popleft()
+                loop, future, context, fn, kwargs, finish, deliver = jobs.popleft()
             except IndexError:
                 with lock:
                     if jobs:  # a job came as the deque emptied: take it
@@ -178,6 +188,8 @@ class _Pool:
                 except BaseException as exc:  # handed to the awaiting task as it is
                     outcome = (future, exc, None, finish)
                 busy.discard(wake)
+                if deliver is not None and outcome[1] is None:
+                    outcome = _delivered(outcome, deliver)
             with lock:
                 finished = done.get(loop)
                 first = finished is None
@@ -190,7 +202,7 @@ class _Pool:
                 except RuntimeError:  # the loop is closed: nobody waits for these any more
                     with lock:
                         done.pop(loop, None)
-            del loop, future, context, fn, kwargs, finish, outcome, finished
+            del loop, future, context, fn, kwargs, finish, deliver, outcome, finished
 
     def _settle(self, loop: asyncio.AbstractEventLoop) -> None:
         with self._lock:
@@ -214,6 +226,24 @@ class _Pool:
             time.sleep(0.01)
 
 
+def _delivered(outcome: _Outcome, deliver: Deliver) -> _Outcome:
+    """A job's outcome once *deliver* has been offered its result (made by its finish, on this
+    thread): ``None`` for the future if it sent it on, what the making raised if it raised, else
+    the outcome as it was, for the loop."""
+    future, _, value, finish = outcome
+    result_of = functools.partial(_same, value) if finish is None else functools.partial(finish, None, value)
+    try:
+        if deliver(result_of):
+            return (future, None, None, None)
+    except BaseException as exc:  # as from finish on the loop: the future holds it
+        return (future, exc, None, None)
+    return outcome
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
 def _no_wakeup_preemption() -> None:
     """Put the calling thread under SCHED_BATCH where there is one (see the module docstring)."""
     batch = getattr(os, "SCHED_BATCH", None)
@@ -233,6 +263,7 @@ def run_sync(
     kwargs: dict[str, Any],
     finish: Finish | None = None,
     loop: asyncio.AbstractEventLoop | None = None,
+    deliver: Deliver | None = None,
 ) -> asyncio.Future[Any]:
     """Run ``fn(**kwargs)`` on a worker thread, in a copy of the current context; await the result.
 
@@ -240,5 +271,10 @@ def run_sync(
     and its value) and its return value (or what it raises) is the future's: work that would
     otherwise need a coroutine resumed on the loop after the thread is done. *loop*: the running
     loop, where the caller knows it (asking asyncio costs a getpid(2) system call, every time).
+
+    *deliver*, if given, is offered the result on the worker thread, with a function that makes it
+    (*finish*, run there); if it sends it on from there (and returns ``True``), the future's
+    result is ``None``, and the loop has nothing left to do for the call but forget it. If the
+    call raised, or *deliver* declines, all goes to the loop as without it (*finish* too).
     """
-    return _pool.submit(loop or asyncio.get_running_loop(), fn, kwargs, finish)
+    return _pool.submit(loop or asyncio.get_running_loop(), fn, kwargs, finish, deliver)

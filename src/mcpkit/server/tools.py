@@ -402,10 +402,13 @@ class ToolsAPI(ServerBase):
             call: Awaitable[dict[str, Any]] = self._call_now(tool.fn, kwargs, name, signature, scope, params)
             return call
 
-        # The peer knows its loop: asking asyncio for it costs a getpid(2) system call per call.
-        loop = outbound.event_loop() if isinstance(outbound, Peer) else None
         finish = functools.partial(self._call_outcome, name, signature, scope, params)
-        return run_sync(tool.fn, kwargs, finish, loop)
+        if not isinstance(outbound, Peer):
+            return run_sync(tool.fn, kwargs, finish)
+        # The peer knows its loop: asking asyncio for it costs a getpid(2) system call per call. A
+        # lone call's answer goes out from the worker thread where the transport can take it
+        # there (stdio): finish then runs on that thread, and is safe to (it shapes a value).
+        return run_sync(tool.fn, kwargs, finish, outbound.event_loop(), outbound.thread_answerer(request.id))
 
     async def _call_now(
         self,

@@ -23,9 +23,11 @@ import collections
 import contextlib
 import logging
 import os
+import select
 import signal
 import stat
 import sys
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import IO, Final
 
@@ -192,11 +194,14 @@ class _Outbox:
     holds it back until the peer has read.
     """
 
-    __slots__ = ("_loop", "_pending", "_pending_bytes", "_writer", "flow")
+    __slots__ = ("_loop", "_pending", "_pending_bytes", "_writer", "flow", "lock")
 
     def __init__(self, writer: asyncio.WriteTransport, flow: _FlowControl) -> None:
         self._writer = writer
         self.flow = flow
+        # Held around every write to the pipe: a worker thread may write an answer itself (see
+        # StdioServerTransport.send_from_thread), and its bytes must not land inside the loop's.
+        self.lock = threading.Lock()
         self._pending: list[bytes] = []
         self._pending_bytes = 0
         # Once known: asyncio.get_running_loop() costs a getpid(2) each time.
@@ -214,7 +219,8 @@ class _Outbox:
         if self.flow.lost or self._writer.is_closing():
             raise ConnectionClosed("the pipe is closed")
         if now and not self._pending:
-            self._writer.write(message + b"\n")
+            with self.lock:
+                self._writer.write(message + b"\n")
             return
         self._queue(message, now)
 
@@ -224,10 +230,22 @@ class _Outbox:
         if self.flow.paused or self.flow.lost or self._writer.is_closing():
             return False
         if now and not self._pending:
-            self._writer.write(message + b"\n")
+            with self.lock:
+                self._writer.write(message + b"\n")
         else:
             self._queue(message, now)
         return True
+
+    def idle(self) -> bool:
+        """Nothing waits to be written, here or in the pipe transport's buffer, and the pipe is open
+        and under its high-water mark: a write to the pipe now goes out in order."""
+        return not (
+            self._pending
+            or self.flow.paused
+            or self.flow.lost
+            or self._writer.is_closing()
+            or self._writer.get_write_buffer_size()
+        )
 
     def _queue(self, message: bytes, now: bool) -> None:
         if not self._pending:
@@ -247,7 +265,8 @@ class _Outbox:
         self._pending.clear()
         self._pending_bytes = 0
         if not self._writer.is_closing():
-            self._writer.write(data)
+            with self.lock:
+                self._writer.write(data)
 
     def close(self) -> None:
         """Write what this turn sent, then close the pipe; senders still waiting give up."""
@@ -255,6 +274,10 @@ class _Outbox:
         self.flow.connection_lost(None)
         self._writer.close()
 
+
+#: The longest line a worker thread writes itself: a write to a pipe of at most PIPE_BUF bytes is
+#: atomic, all of it or (the pipe being full) none, so it never leaves half a message to finish.
+_ATOMIC_WRITE_BYTES: Final = getattr(select, "PIPE_BUF", 512)
 
 #: The most either end reads from its pipe at once (what a pipe holds by default).
 _READ_BYTES: Final = 64 * 1024
@@ -421,6 +444,34 @@ class StdioServerTransport(_PipeEnd):
     def receive_nowait(self) -> bytes | None:
         """The next message if it has been read already (see :meth:`LineReader.read_nowait`)."""
         return self._reader.read_nowait()
+
+    def send_from_thread(self, message: bytes) -> bool:
+        """Write *message* now, from a worker thread (a ``def`` tool's answer), where the loop would
+        write it at once too; ``False``, having written nothing, where it is the loop's to send.
+
+        It goes now where the client sent a lone request and nothing has been sent since (see
+        :class:`_PipeEnd`), nothing waits to be written, and the line fits in one atomic write.
+        The loop is then not woken to send the answer: that was a switch between threads, on the
+        way back to a client waiting for its one call. Safe from any thread: the outbox's lock
+        keeps the loop's writes out meanwhile, and a pipe transport with nothing buffered writes
+        nothing behind it.
+        """
+        out = self._out
+        line = message + b"\n"
+        if out is None or len(line) > _ATOMIC_WRITE_BYTES:
+            return False
+        with out.lock:
+            if self._closed or not self._quiet or not out.idle():
+                return False
+            # Before the write: the client may answer it, and the loop hear that, before the write
+            # returns here (the interpreter lock is released around the system call).
+            self._quiet = False
+            try:
+                os.write(self._fd, line)
+            except OSError:  # the pipe is full (or gone): the loop's send waits (or finds out)
+                self._quiet = True
+                return False
+        return True
 
     async def send(self, message: bytes) -> None:
         if self._closed:
