@@ -272,7 +272,8 @@ class _Outbox:
         """Write what this turn sent, then close the pipe; senders still waiting give up."""
         self.flush()
         self.flow.connection_lost(None)
-        self._writer.close()
+        with self.lock:  # not while a worker thread writes: the descriptor may close with it
+            self._writer.close()
 
 
 #: The longest line a worker thread writes itself: a write to a pipe of at most PIPE_BUF bytes is
