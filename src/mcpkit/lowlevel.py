@@ -535,14 +535,14 @@ class LowLevelServer:
     def _complete_stateless(self, method: str, result: dict[str, Any], scope: Scope) -> None:
         """Add to a 2026-07-28 *result* what that revision's results carry: ``resultType``, the
         cache hints of a cacheable one, and ``serverInfo`` in its ``_meta``."""
-        result.setdefault("resultType", "complete")
-        if method in CACHEABLE_METHODS and result["resultType"] == "complete":
+        if result.setdefault("resultType", "complete") == "complete" and method in CACHEABLE_METHODS:
             result.setdefault("ttlMs", self.cache_ttl_ms)
             result.setdefault("cacheScope", self.cache_scope)
         result_meta = result.get("_meta")
-        if not isinstance(result_meta, dict):
-            result["_meta"] = result_meta = {}
-        result_meta.setdefault(META_SERVER_INFO, self._info(scope.version))
+        if isinstance(result_meta, dict):
+            result_meta.setdefault(META_SERVER_INFO, self._info(scope.version))
+        else:  # the usual: a result with no _meta of its own
+            result["_meta"] = {META_SERVER_INFO: self._info(scope.version)}
 
     def _discover(self, scope: Scope) -> dict[str, Any]:
         result: dict[str, Any] = {

@@ -110,13 +110,17 @@ async def answer_stateless(
             code = exc.code if isinstance(exc, RPCError) else INTERNAL_ERROR
             await response.finish(STATUS_OF_CODE.get(code, 200), error_response(request.id, exc))
         else:
-            await response.finish(200, result_response(request.id, result))
+            if response.streaming or response.queue is not None or response._watch is not None:
+                await response.finish(200, result_response(request.id, result))
+            else:  # the usual: one JSON answer, nothing sent before it, no watcher to stop
+                await send_json(send, 200, result_response(request.id, result))
     except asyncio.CancelledError:
         if not response.gone or response.task is None:
             raise
         response.task.uncancel()  # our own doing: the client went away, nothing is left to answer
     finally:
-        response.stop_watching()
+        if response._watch is not None:
+            response._watch.cancel()
         if response.writer is not None:
             response.writer.cancel()
     if response.overflowed:
