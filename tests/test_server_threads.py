@@ -21,6 +21,51 @@ def run(coro: Any) -> Any:
     return asyncio.run(asyncio.wait_for(coro, 10))
 
 
+def test_a_result_delivered_from_the_worker_never_wakes_the_loop() -> None:
+    # deliver sends the finished result on from the worker thread; if it does, the loop is not
+    # woken for the job (its future is never settled); if it declines, the loop sees to the job as
+    # without it (finish too, again if deliver had the result made before declining).
+    offered: list[tuple[Any, int]] = []
+    finished: list[int] = []
+
+    def finish(exc: BaseException | None, value: Any) -> Any:
+        if exc is not None:
+            raise exc
+        finished.append(threading.get_ident())
+        if value == "unshapeable":
+            raise TypeError("cannot shape it")
+        return {"shaped": value}
+
+    def deliver(accept: bool) -> Any:
+        def offer(result_of: Any) -> bool:
+            offered.append((result_of(), threading.get_ident()))
+            return accept
+
+        return offer
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        sent = run_sync(lambda: "a", {}, finish, loop, deliver(True))
+        await asyncio.sleep(0.2)
+        assert offered[0][0] == {"shaped": "a"} and offered[0][1] != threading.get_ident()
+        assert not sent.done()  # answered for by deliver: nothing comes back to the loop
+        declined = run_sync(lambda: "b", {}, finish, loop, deliver(False))
+        assert await declined == {"shaped": "b"}
+        loop_thread = threading.get_ident()
+        assert [thread == loop_thread for thread in finished] == [False, False, True]
+        with pytest.raises(TypeError, match="cannot shape"):
+            await run_sync(lambda: "unshapeable", {}, finish, loop, deliver(True))
+
+        def fail() -> str:
+            raise ValueError("no")
+
+        with pytest.raises(ValueError, match="no"):  # a call that raised is never offered
+            await run_sync(fail, {}, finish, loop, deliver(True))
+        assert [result for result, _ in offered] == [{"shaped": "a"}, {"shaped": "b"}]
+
+    run(main())
+
+
 def test_results_errors_and_context_reach_the_caller() -> None:
     def greet(name: str) -> str:
         assert threading.current_thread() is not threading.main_thread()

@@ -540,8 +540,8 @@ class Peer:
         calls, once the job that handles *request_id* is done, to send its answer itself, now,
         where the loop would send it at once as well (a lone call: no other request running, when
         it came or now). It is given a function that makes the result, called only then, and
-        returns whether it sent the answer. If it did, the request no longer runs here and its
-        job's future is not answered again; else it did nothing (what the maker raised, it
+        returns whether it sent the answer. If it did, the request no longer runs here (its job's
+        future is never settled: see ``run_sync``); else it did nothing (what the maker raised, it
         raises) and the future's done-callback answers as usual.
 
         A lone call's answer then goes out without waking the loop's thread first (a switch
@@ -580,7 +580,7 @@ class Peer:
 
         def answer(done: asyncio.Future[Any]) -> None:
             if self._running.get(request_id) is not done:
-                return  # answered from its worker thread (see thread_answerer)
+                return  # no longer this request's: answered from its worker thread (thread_answerer)
             del self._running[request_id]
             message: bytes | None = None
             if not done.cancelled():

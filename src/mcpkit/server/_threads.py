@@ -12,8 +12,9 @@ flight that hand-off costs more than a small tool itself; so here both direction
   finds that list empty schedules the callback that settles every future finished so far.
 * **Or on.** A job may carry a *deliver* function that sends its result on from the worker itself
   (a lone stdio call's answer, written to the pipe): the way back through the loop is a wake-up of
-  the loop's thread and a switch to it, on the path of a client that waits for this one call. The
-  loop still settles the job's future, to forget the call, but nobody waits for that.
+  the loop's thread and a switch to it, on the path of a client that waits for this one call. A
+  job delivered so is never settled on the loop, which is not woken for it at all: woken after the
+  answer went, it would only compete with the client's next call for the CPU and the GIL.
 
 One awake worker drains a burst, so a job could wait behind a long one (a tool that blocks). A
 watchdog on the loop sees to that: while jobs wait, it looks every :data:`_WATCH_SECONDS`, and if no
@@ -189,7 +190,11 @@ class _Pool:
                     outcome = (future, exc, None, finish)
                 busy.discard(wake)
                 if deliver is not None and outcome[1] is None:
-                    outcome = _delivered(outcome, deliver)
+                    kept = _delivered(outcome, deliver)
+                    if kept is None:  # sent on: nothing for the loop to do
+                        del loop, future, context, fn, kwargs, finish, deliver, outcome
+                        continue
+                    outcome = kept
             with lock:
                 finished = done.get(loop)
                 first = finished is None
@@ -226,15 +231,14 @@ class _Pool:
             time.sleep(0.01)
 
 
-def _delivered(outcome: _Outcome, deliver: Deliver) -> _Outcome:
-    """A job's outcome once *deliver* has been offered its result (made by its finish, on this
-    thread): ``None`` for the future if it sent it on, what the making raised if it raised, else
-    the outcome as it was, for the loop."""
+def _delivered(outcome: _Outcome, deliver: Deliver) -> _Outcome | None:
+    """Offer *deliver* a job's result (made by its finish, on this thread): ``None`` if it sent it
+    on; else the outcome for the loop: what the making raised, or the outcome as it was."""
     future, _, value, finish = outcome
     result_of = functools.partial(_same, value) if finish is None else functools.partial(finish, None, value)
     try:
         if deliver(result_of):
-            return (future, None, None, None)
+            return None
     except BaseException as exc:  # as from finish on the loop: the future holds it
         return (future, exc, None, None)
     return outcome
@@ -273,8 +277,9 @@ def run_sync(
     loop, where the caller knows it (asking asyncio costs a getpid(2) system call, every time).
 
     *deliver*, if given, is offered the result on the worker thread, with a function that makes it
-    (*finish*, run there); if it sends it on from there (and returns ``True``), the future's
-    result is ``None``, and the loop has nothing left to do for the call but forget it. If the
-    call raised, or *deliver* declines, all goes to the loop as without it (*finish* too).
+    (*finish*, run there). If it sends it on from there (and returns ``True``), the future is never
+    settled: whoever gave *deliver* answered for the call and must not wait for it (nor may anyone
+    else). If the call raised, or *deliver* declines, all goes to the loop as without it (*finish*
+    too).
     """
     return _pool.submit(loop or asyncio.get_running_loop(), fn, kwargs, finish, deliver)
