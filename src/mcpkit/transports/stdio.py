@@ -219,8 +219,7 @@ class _Outbox:
         if self.flow.lost or self._writer.is_closing():
             raise ConnectionClosed("the pipe is closed")
         if now and not self._pending:
-            with self.lock:
-                self._writer.write(message + b"\n")
+            self._write(message + b"\n")
             return
         self._queue(message, now)
 
@@ -230,8 +229,7 @@ class _Outbox:
         if self.flow.paused or self.flow.lost or self._writer.is_closing():
             return False
         if now and not self._pending:
-            with self.lock:
-                self._writer.write(message + b"\n")
+            self._write(message + b"\n")
         else:
             self._queue(message, now)
         return True
@@ -265,8 +263,11 @@ class _Outbox:
         self._pending.clear()
         self._pending_bytes = 0
         if not self._writer.is_closing():
-            with self.lock:
-                self._writer.write(data)
+            self._write(data)
+
+    def _write(self, data: bytes) -> None:
+        with self.lock:  # see __init__: a worker thread may be writing an answer of its own
+            self._writer.write(data)
 
     def close(self) -> None:
         """Write what this turn sent, then close the pipe; senders still waiting give up."""

@@ -110,17 +110,17 @@ async def answer_stateless(
             code = exc.code if isinstance(exc, RPCError) else INTERNAL_ERROR
             await response.finish(STATUS_OF_CODE.get(code, 200), error_response(request.id, exc))
         else:
-            if response.streaming or response.queue is not None or response._watch is not None:
-                await response.finish(200, result_response(request.id, result))
-            else:  # the usual: one JSON answer, nothing sent before it, no watcher to stop
-                await send_json(send, 200, result_response(request.id, result))
+            answer = result_response(request.id, result)
+            if response.plain:  # the usual: one JSON answer, sent without finish()'s coroutine
+                await send_json(send, 200, answer)
+            else:
+                await response.finish(200, answer)
     except asyncio.CancelledError:
         if not response.gone or response.task is None:
             raise
         response.task.uncancel()  # our own doing: the client went away, nothing is left to answer
     finally:
-        if response._watch is not None:
-            response._watch.cancel()
+        response.stop_watching()
         if response.writer is not None:
             response.writer.cancel()
     if response.overflowed:
@@ -289,6 +289,12 @@ class _StatelessResponse:
 
     async def close_response_stream(self, related: jsonrpc.RequestId) -> None:
         return None  # nothing to resume in 2026-07-28: the stream is the request
+
+    @property
+    def plain(self) -> bool:
+        """Whether :meth:`finish` would only send the answer as one JSON response: nothing
+        streamed, no listen stream's writer, no watcher to stop."""
+        return self.writer is None and not self.streaming and self._watch is None
 
     async def finish(self, status: int, body: bytes) -> None:
         """Send the answer: a JSON response, or the stream's last event."""
