@@ -357,10 +357,13 @@ def test_an_id_answered_from_a_worker_thread_is_free_again_at_once() -> None:
         assert answer is not None
         peer._running[7] = old
         assert peer.thread_answerer(8) is None  # 7 runs: 8 is not a lone call
-        sent = await loop.run_in_executor(None, answer, lambda: {"content": []})
+        sent = await loop.run_in_executor(None, answer, old, lambda: {"content": []})
         assert sent and 7 not in peer._running
         new = loop.create_future()
         peer._running[7] = new  # the same id again, as the loop would start it
+        # Offered the old job again, the answerer finds a later request under its id: it declines.
+        assert not await loop.run_in_executor(None, answer, old, lambda: {"content": []})
+        assert peer._running[7] is new
         old.set_result(None)  # the old job settles on the loop
         await asyncio.sleep(0)
         assert peer._running[7] is new
@@ -375,11 +378,11 @@ def test_an_id_answered_from_a_worker_thread_is_free_again_at_once() -> None:
             raise ValueError("unshapeable")
 
         with pytest.raises(ValueError):
-            await loop.run_in_executor(None, answer, broken)
+            await loop.run_in_executor(None, answer, new, broken)
         assert peer._running[7] is new
         # A cancelled request is never answered from the thread.
         new.cancel()
-        assert not await loop.run_in_executor(None, answer, lambda: {"content": []})
+        assert not await loop.run_in_executor(None, answer, new, lambda: {"content": []})
         assert [message["id"] for message in transport.sent] == [7]
 
     run(main())

@@ -37,7 +37,8 @@ def test_a_result_delivered_from_the_worker_never_wakes_the_loop() -> None:
         return {"shaped": value}
 
     def deliver(accept: bool) -> Any:
-        def offer(result_of: Any) -> bool:
+        def offer(job: Any, result_of: Any) -> bool:
+            assert isinstance(job, asyncio.Future) and not job.done()
             offered.append((result_of(), threading.get_ident()))
             return accept
 

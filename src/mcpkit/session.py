@@ -535,14 +535,16 @@ class Peer:
             self._answer(request_id, work)
         )
 
-    def thread_answerer(self, request_id: jsonrpc.RequestId) -> Callable[[Callable[[], Any]], bool] | None:
+    def thread_answerer(
+        self, request_id: jsonrpc.RequestId
+    ) -> Callable[[asyncio.Future[Any], Callable[[], Any]], bool] | None:
         """Where the transport can take an answer from another thread: a function a worker thread
         calls, once the job that handles *request_id* is done, to send its answer itself, now,
         where the loop would send it at once as well (a lone call: no other request running, when
-        it came or now). It is given a function that makes the result, called only then, and
-        returns whether it sent the answer. If it did, the request no longer runs here (its job's
-        future is never settled: see ``run_sync``); else it did nothing (what the maker raised, it
-        raises) and the future's done-callback answers as usual.
+        it came or now). It is given the job's future and a function that makes the result, called
+        only then, and returns whether it sent the answer. If it did, the request no longer runs
+        here (its job's future is never settled: see ``run_sync``); else it did nothing (what the
+        maker raised, it raises) and the future's done-callback answers as usual.
 
         A lone call's answer then goes out without waking the loop's thread first (a switch
         between threads on the way back to a client that waits for this one call). ``None`` where
@@ -553,22 +555,22 @@ class Peer:
         if send is None or running:  # another request runs: this call is not a lone one
             return None
 
-        def answer(result_of: Callable[[], Any]) -> bool:
+        def answer(job: asyncio.Future[Any], result_of: Callable[[], Any]) -> bool:
             # With more running, answers that finish together go out in one write from the loop:
-            # one system call, where each thread's own write would cost one.
-            if len(running) != 1:
+            # one system call, where each thread's own write would cost one. A cancelled job is
+            # the loop's to see to (its done-callback ends the request, unanswered).
+            if len(running) != 1 or job.cancelled():
                 return False
+            # Taken out before the answer goes: a client may reuse an id once it is answered. The
+            # entry must be this job's, as in _answerer: under the same id now may be a later
+            # request (the id reused after a cancellation), or the task of answer_here.
             work = running.pop(request_id, None)  # dict operations are atomic under the GIL
-            if work is None:
-                return False
-            # Taken out before the answer goes: a client may reuse an id once it is answered. A
-            # task's future (answer_here awaits it) or a cancelled one is the loop's to see to.
             sent = False
             try:
-                if not (isinstance(work, asyncio.Task) or work.cancelled()):
+                if work is job:
                     sent = send(result_response(request_id, result_of()))
             finally:
-                if not sent:
+                if not sent and work is not None:
                     running.setdefault(request_id, work)
             return sent
 

@@ -60,9 +60,10 @@ _WATCH_SECONDS: Final = 2 * sys.getswitchinterval()
 #: Turns a job's outcome (its exception, or its value) into the future's result, on the loop; may
 #: raise, and then the future holds what it raised.
 Finish = Callable[[BaseException | None, Any], Any]
-#: Sends a job's result on from the worker thread, if it can now: whether it did. Its argument
-#: makes the result (the job's finish, run there), and is called only if it is to be sent.
-Deliver = Callable[[Callable[[], Any]], bool]
+#: Sends a job's result on from the worker thread, if it can now: whether it did. Its arguments:
+#: the job's future (which says whose job it is), and what makes the result (the job's finish, run
+#: there), called only if it is to be sent.
+Deliver = Callable[["asyncio.Future[Any]", Callable[[], Any]], bool]
 _Outcome = tuple["asyncio.Future[Any]", BaseException | None, Any, Finish | None]
 _Job = tuple[
     asyncio.AbstractEventLoop,
@@ -237,7 +238,7 @@ def _delivered(outcome: _Outcome, deliver: Deliver) -> _Outcome | None:
     future, _, value, finish = outcome
     result_of = functools.partial(_same, value) if finish is None else functools.partial(finish, None, value)
     try:
-        if deliver(result_of):
+        if deliver(future, result_of):
             return None
     except BaseException as exc:  # as from finish on the loop: the future holds it
         return (future, exc, None, None)
