@@ -50,10 +50,7 @@ async def main() -> None:
     servers = [arg.split("=", 1) for arg in rest]
     results: dict[str, list[tuple[float, float, float]]] = {name: [] for name, _ in servers}
     for index in range(rounds):
-        # The order rotates from round to round: measured always in one order, a later place met
-        # what the earlier ones left, and was favoured here (identical code read 13 µs apart).
-        shift = index % len(servers)
-        for name, command in [*servers[shift:], *servers[:shift]]:
+        for name, command in loadgen.in_turn(servers, index):
             results[name].append(await measure(shlex.split(command), seconds, in_flight, tool))
     first = None
     for name, rows in results.items():

@@ -62,10 +62,7 @@ async def main() -> None:
     servers = [arg.split("=", 1) for arg in sys.argv[4:]]
     results: dict[str, list[dict[str, Row]]] = {name: [] for name, _ in servers}
     for index in range(rounds):
-        # The order rotates from round to round: measured always in one order, a later place met
-        # what the earlier ones left, and was favoured here (identical code read 13 µs apart).
-        shift = index % len(servers)
-        for name, command in [*servers[shift:], *servers[:shift]]:
+        for name, command in loadgen.in_turn(servers, index):
             results[name].append(await measure(command, seconds, clients))
     for era in (HANDSHAKE, MODERN):
         print(f"-- {era}, {clients} clients, {rounds} rounds")

@@ -318,8 +318,7 @@ async def take_turns(
     round; the figures (numbers) each entrant's turns returned, round by round."""
     rounds: dict[str, dict[str, list[float]]] = {entrant: {} for entrant in entrants}
     for index in range(count):
-        shift = index % len(entrants) if entrants else 0
-        for entrant in [*entrants[shift:], *entrants[:shift]]:
+        for entrant in loadgen.in_turn(entrants, index):
             for key, value in (await turn(entrant)).items():
                 if isinstance(value, int | float):
                     rounds[entrant].setdefault(key, []).append(value)
