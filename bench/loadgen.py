@@ -45,10 +45,13 @@ class BenchError(Exception):
     """A server answered wrongly, or not at all."""
 
 
-def request(rid: int, method: str, params: dict[str, Any] | None, era: str) -> dict[str, Any]:
+def request(
+    rid: int, method: str, params: dict[str, Any] | None, era: str, meta: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """A request of *era*; in 2026-07-28 its ``_meta`` is *meta*, or else :data:`MODERN_META`."""
     message: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
     if era == MODERN:
-        params = {**(params or {}), "_meta": MODERN_META}
+        params = {**(params or {}), "_meta": MODERN_META if meta is None else meta}
     if params is not None:
         message["params"] = params
     return message
@@ -65,8 +68,8 @@ INITIALIZED = orjson.dumps({"jsonrpc": "2.0", "method": "notifications/initializ
 class CallTemplate:
     """Pre-encoded ``tools/call echo`` requests (or another tool taking ``text``): only the id changes."""
 
-    def __init__(self, era: str, tool: str = "echo") -> None:
-        sample = request(1234567, "tools/call", {"name": tool, "arguments": {"text": ECHO_TEXT}}, era)
+    def __init__(self, era: str, tool: str = "echo", meta: dict[str, Any] | None = None) -> None:
+        sample = request(1234567, "tools/call", {"name": tool, "arguments": {"text": ECHO_TEXT}}, era, meta)
         head, tail = orjson.dumps(sample).split(b"1234567", 1)
         self._fmt = head.replace(b"%", b"%%") + b"%d" + tail.replace(b"%", b"%%")
 

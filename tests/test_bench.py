@@ -7,6 +7,7 @@ benchmark itself (servers, load generator, report), not this machine's speed.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -77,3 +78,25 @@ def test_short_benchmark_runs_every_server_and_renders_the_report(tmp_path: Path
     assert "**A fleet**" in report
     for plot in ("stdio.png", "http.png", "memory.png"):
         assert (tmp_path / plot).read_bytes().startswith(b"\x89PNG")
+
+
+def test_the_era_and_placement_breakdowns_run_and_print_every_row() -> None:
+    # bench/eras_http.py and bench/def_placement.py, for a moment each: every server, era, placement
+    # and tool measured (a wrong answer or a failed load raises), and every row printed.
+    eras = subprocess.run([sys.executable, str(ROOT / "bench" / "eras_http.py"), "1", "0.1"],
+                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert eras.returncode == 0, eras.stderr[-4000:]
+    for server in ("raw", "mcpkit"):
+        for era in ("handshake", "modern", "modern-no-info"):
+            assert any(line.split()[:2] == [server, era] for line in eras.stdout.splitlines()), eras.stdout
+        assert any(line.split()[:4] == [server, "modern-no-info", "against", "handshake:"]
+                   for line in eras.stdout.splitlines()), eras.stdout  # fmt: skip
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("bench/def_placement.py needs two cores")
+    placement = subprocess.run([sys.executable, str(ROOT / "bench" / "def_placement.py"), "1", "0.1"],
+                               capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert placement.returncode == 0, placement.stderr[-4000:]
+    for where in ("unpinned", "server-on-one-core", "worker-on-other-core"):
+        assert f"{where:21} def against async def:" in placement.stdout, placement.stdout
+        for tool in ("echo", "echo_sync"):
+            assert any(line.split()[:2] == [where, tool] for line in placement.stdout.splitlines())
