@@ -58,9 +58,7 @@ def client(port: int, era: str) -> loadgen.HttpClient:
     """A client of *era*; ``modern-no-info`` is a 2026-07-28 one whose calls leave out clientInfo."""
     if era != NO_INFO:
         return loadgen.HttpClient(HOST, port, era)
-    made = loadgen.HttpClient(HOST, port, MODERN)
-    made._call_fmt = loadgen.CallTemplate(MODERN, meta=NO_INFO_META)
-    return made
+    return loadgen.HttpClient(HOST, port, MODERN, meta=NO_INFO_META)
 
 
 async def window(port: int, era: str, seconds: float) -> tuple[int, float]:

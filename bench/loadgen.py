@@ -339,12 +339,14 @@ class HttpClient:
     port: int
     era: str
     session: bytes | None = None
+    #: The ``_meta`` of its 2026-07-28 echo calls (None: :data:`MODERN_META`).
+    meta: dict[str, Any] | None = None
     conn: HttpConnection = field(init=False)
     _next: int = 0
 
     def __post_init__(self) -> None:
         self.conn = HttpConnection(self.host, self.port)
-        self._call_fmt = CallTemplate(self.era)
+        self._call_fmt = CallTemplate(self.era, meta=self.meta)
         self._headers = b""
 
     def _session_headers(self) -> bytes:
