@@ -26,7 +26,6 @@ import asyncio
 import resource
 import statistics
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -54,25 +53,14 @@ def own_cpu() -> float:
 NO_INFO_META = {k: v for k, v in loadgen.MODERN_META.items() if k != "io.modelcontextprotocol/clientInfo"}
 
 
-def client(port: int, era: str) -> loadgen.HttpClient:
-    """A client of *era*; ``modern-no-info`` is a 2026-07-28 one whose calls leave out clientInfo."""
-    if era != NO_INFO:
-        return loadgen.HttpClient(HOST, port, era)
-    return loadgen.HttpClient(HOST, port, MODERN, meta=NO_INFO_META)
-
-
 async def window(port: int, era: str, seconds: float) -> tuple[int, float]:
-    """8 clients of *era* calling echo for *seconds*: (calls, elapsed s)."""
-    pool = [client(port, era) for _ in range(8)]
-    try:
-        await asyncio.gather(*(c.open() for c in pool))
-        latencies: list[float] = []
-        t0 = time.perf_counter()
-        await asyncio.gather(*(c.echo_until(t0 + seconds, latencies) for c in pool))
-        return len(latencies), time.perf_counter() - t0
-    finally:
-        for c in pool:
-            c.close()
+    """8 clients of *era* calling echo for *seconds* (``modern-no-info``: 2026-07-28 calls that
+    leave out clientInfo): (calls, elapsed s)."""
+    if era == NO_INFO:
+        calls, elapsed, _ = await loadgen.http_load(HOST, port, MODERN, 8, seconds, meta=NO_INFO_META)
+    else:
+        calls, elapsed, _ = await loadgen.http_load(HOST, port, era, 8, seconds)
+    return calls, elapsed
 
 
 async def main(rounds: int, seconds: float) -> None:

@@ -438,10 +438,11 @@ def medians(rows: Sequence[tuple[float, float, float]]) -> tuple[float, float, f
 
 
 async def http_load(
-    host: str, port: int, era: str, clients: int, seconds: float
+    host: str, port: int, era: str, clients: int, seconds: float, meta: dict[str, Any] | None = None
 ) -> tuple[int, float, list[float]]:
-    """*clients* concurrent clients calling echo for *seconds*: (calls, elapsed s, latencies µs)."""
-    pool = [HttpClient(host, port, era) for _ in range(clients)]
+    """*clients* concurrent clients calling echo for *seconds*: (calls, elapsed s, latencies µs).
+    *meta*: the ``_meta`` of 2026-07-28 calls (None: :data:`MODERN_META`)."""
+    pool = [HttpClient(host, port, era, meta=meta) for _ in range(clients)]
     try:
         await asyncio.gather(*(client.open() for client in pool))
         latencies: list[float] = []
