@@ -342,12 +342,25 @@ def test_a_lone_def_call_is_answered_from_its_worker_thread_and_only_once() -> N
     run(main())
 
 
+class _PopLog(dict[Any, Any]):
+    """A running-requests table that notes every entry taken out of it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.popped: list[Any] = []
+
+    def pop(self, key: Any, *default: Any) -> Any:
+        self.popped.append(key)
+        return super().pop(key, *default)
+
+
 def test_an_id_answered_from_a_worker_thread_is_free_again_at_once() -> None:
     # Once its answer is out, a client may send the same id again, before the loop has heard that
     # the job is done; and the old job's settling must not touch the new request.
     async def main() -> None:
         transport = ThreadSendTransport(asyncio.Queue(), asyncio.Queue())
         peer = Peer(transport)
+        running = peer._running = _PopLog()
         loop = asyncio.get_running_loop()
         old = loop.create_future()
         peer._running[7] = old
@@ -361,9 +374,13 @@ def test_an_id_answered_from_a_worker_thread_is_free_again_at_once() -> None:
         assert sent and 7 not in peer._running
         new = loop.create_future()
         peer._running[7] = new  # the same id again, as the loop would start it
-        # Offered the old job again, the answerer finds a later request under its id: it declines.
+        # Offered the old job again, the answerer finds a later request under its id: it declines,
+        # without taking that request's entry out even for a moment (its done-callback, finding
+        # none, would take it for answered).
+        popped = len(running.popped)
         assert not await loop.run_in_executor(None, answer, old, lambda: {"content": []})
         assert peer._running[7] is new
+        assert len(running.popped) == popped
         old.set_result(None)  # the old job settles on the loop
         await asyncio.sleep(0)
         assert peer._running[7] is new

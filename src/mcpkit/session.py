@@ -559,11 +559,14 @@ class Peer:
             # With more running, answers that finish together go out in one write from the loop:
             # one system call, where each thread's own write would cost one. A cancelled job is
             # the loop's to see to (its done-callback ends the request, unanswered).
-            if len(running) != 1 or job.cancelled():
+            # The entry must be this job's, as in _answerer: under the same id now may be a later
+            # request (the id reused after a cancellation). Looked at before it is taken out, so
+            # that another request's entry is not taken out even for a moment (its done-callback,
+            # finding none, would take it for answered here).
+            if len(running) != 1 or job.cancelled() or running.get(request_id) is not job:
                 return False
-            # Taken out before the answer goes: a client may reuse an id once it is answered. The
-            # entry must be this job's, as in _answerer: under the same id now may be a later
-            # request (the id reused after a cancellation), or the task of answer_here.
+            # Taken out before the answer goes: a client may reuse an id once it is answered. If
+            # the entry changed since the look above (the loop ran meanwhile), it is put back.
             work = running.pop(request_id, None)  # dict operations are atomic under the GIL
             sent = False
             try:
