@@ -12,9 +12,12 @@ from __future__ import annotations
 import asyncio
 import datetime
 import time
+import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, Protocol
+
+import msgspec
 
 from .auth._info import AuthInfo
 
@@ -70,10 +73,16 @@ class TaskRecord:
     remote: bool = False
     #: In a fleet: the node running the task (whose heartbeat says it still runs).
     node: str | None = None
-    #: Whose ``tasks/list`` shows the task (see :func:`requestor`); ``None``: nobody's in particular.
+    #: Whose task it is (see :func:`requestor`): only that requestor gets, lists, cancels, updates
+    #: or reads it; ``None``: whoever knows its id (a 2026-07-28 task started without authorization).
     requestor: str | None = None
     #: Listed under its requestor in the fleet's shared state already.
     indexed: bool = False
+
+    def belongs_to(self, who: str | None) -> bool:
+        """Whether the requestor *who* (see :func:`requestor`) may reach this task: its own, or
+        one bound to nobody. Another's answers as an unknown task would."""
+        return self.requestor is None or self.requestor == who
 
     def move(self, status: TaskStatus, message: str | None = None) -> bool:
         """Change status if the lifecycle allows it; False (and no change) otherwise."""
@@ -143,13 +152,46 @@ class TaskShare(Protocol):
     async def subscribe(self, channel: str, listener: Callable[[bytes], None]) -> Any: ...
 
 
-def requestor(auth: AuthInfo | None, session_id: str | None) -> str | None:
-    """Whose tasks a ``tasks/list`` shows: "Receivers MUST bind tasks to the authorization context
-    when one is provided" (the token's issuer and subject, or its client); without one, the session."""
-    if auth is not None:
-        who = f"sub:{auth.subject}" if auth.subject is not None else f"client:{auth.client_id}"
-        return f"auth:{auth.issuer} {who}"
-    return f"session:{session_id}" if session_id is not None else None
+def requestor(auth: AuthInfo | None, session_id: str | None, connection: object | None = None) -> str | None:
+    """Whom a task belongs to: the key of the caller's authorization context, else of its session,
+    else of its connection; ``None`` where there is none of these (nobody in particular).
+
+    2025-11-25 (basic/utilities/tasks, Security Considerations): "When an authorization context is
+    provided, receivers MUST bind tasks to said context", and then "MUST reject tasks/get,
+    tasks/result, and tasks/cancel requests for tasks that do not belong to the same authorization
+    context as the requestor"; tasks/list "includes only tasks associated with the requestor's
+    authorization context". The context is the token's issuer and subject, or its client where it
+    names no subject; a token naming neither is no context, and the session or connection binds.
+
+    *connection* is the server's object for one connection (a stdio process, an in-memory pair):
+    it keys tasks where no session id does (a random key per object, kept while the object lives,
+    never its ``id()``, which a later connection may reuse). Pass ``None`` for a 2026-07-28 request
+    without authorization: it has no session, and its connection "is not a conversation or
+    session" (basic, Statelessness); its task id alone is the capability ("A server MAY use task
+    IDs as bearer tokens", tasks extension, Security Considerations)."""
+    if auth is not None and (auth.subject is not None or auth.client_id is not None):
+        # JSON, so that no issuer or subject can be written to look like another pair.
+        if auth.subject is not None:
+            return "auth:" + msgspec.json.encode([auth.issuer, "sub", auth.subject]).decode()
+        return "auth:" + msgspec.json.encode([auth.issuer, "client", auth.client_id]).decode()
+    if session_id is not None:
+        return f"session:{session_id}"
+    if connection is not None:
+        key = _CONNECTION_KEYS.get(connection)
+        if key is None:
+            key = _CONNECTION_KEYS[connection] = _random_key()
+        return f"connection:{key}"
+    return None
+
+
+#: The key of each live connection that has started or asked for a task (see :func:`requestor`).
+_CONNECTION_KEYS: Final[weakref.WeakKeyDictionary[object, str]] = weakref.WeakKeyDictionary()
+
+
+def _random_key() -> str:
+    import secrets  # here: it is the only user, and imports hashlib and random a server rarely needs
+
+    return secrets.token_urlsafe(16)
 
 
 class InMemoryTaskStore:

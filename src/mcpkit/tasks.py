@@ -25,9 +25,13 @@ task to ``failed`` with an error saying so: re-running a tool call elsewhere is 
 ``tasks/result`` return. A snapshot that is terminal is never written over, so a process that was
 only cut off from the store, and judged dead meanwhile, cannot revive the task later.
 
-Each task of the handshake era is also listed under its requestor (the caller's authorization
-context: the token's issuer and subject on a protected server, else the session), so that
-``tasks/list`` on any process shows the requestor's tasks wherever they run.
+Each task belongs to its requestor (:func:`requestor`): the caller's authorization context (the
+token's issuer and subject, or its client) on a protected server, else its session, else its
+connection (stdio); a 2026-07-28 task started without authorization belongs to nobody, and its id
+(128 random bits) is what reaches it. Every ``tasks/*`` method is given the caller's requestor, and
+another requestor's task is answered exactly as an unknown one (the same ``-32602`` error, and
+nothing of its status or result), on this process and, through the owner each snapshot carries, on
+any other; ``tasks/list`` lists the caller's tasks only (in a fleet, from an index per requestor).
 
 The records, their lifecycle and the store protocol are in :mod:`mcpkit.task_records` (re-exported
 here).
@@ -84,7 +88,10 @@ _SNAPSHOT_FIELDS: Final = (
     "error",
     "input_requests",
     "node",
+    "requestor",
 )
+#: The owner of a snapshot written before snapshots named theirs: nobody's key, so nobody reaches it.
+_UNKNOWN_OWNER: Final = "unknown:"
 #: How long a cancelling process waits for the one running the task to say it stopped.
 _REMOTE_CANCEL_WAIT: Final = 5.0
 #: The most tasks ``tasks/list`` shows one requestor in a fleet (the oldest are dropped first).
@@ -178,6 +185,8 @@ class TaskRunner:
             return None
         fields = msgspec.json.decode(data)
         record = TaskRecord(**{name: fields.get(name) for name in _SNAPSHOT_FIELDS}, remote=True)
+        if "requestor" not in fields:  # fail closed: whose it was is not known
+            record.requestor = _UNKNOWN_OWNER
         if record.input_requests is None:
             record.input_requests = {}
         if record.ttl_ms is not None:  # at most that long from now: the snapshot expires anyway
@@ -198,22 +207,25 @@ class TaskRunner:
         return await self.shared.get(f"node:{node}") is None
 
     async def listed(self, who: str | None) -> list[str]:
-        """The ids of the tasks listed under *who* (see :func:`requestor`) anywhere in the fleet,
-        oldest first (just this process's tasks outside a fleet, or with no requestor)."""
-        if self.shared is None or who is None:
-            return [record.task_id for record in self.store.all()]
+        """The ids of *who*'s tasks (see :func:`requestor`), oldest first: this process's, or in a
+        fleet those listed under *who* on every node. None for ``None`` (a requestor that cannot be
+        told apart lists nothing: the tasks bound to nobody are no one's to list)."""
+        if who is None:
+            return []
+        if self.shared is None:
+            return [record.task_id for record in self.store.all() if record.requestor == who]
         ids = [value.decode() for value in await self.shared.peek(f"tasks-of:{who}")]
         return list(dict.fromkeys(ids))
 
-    async def find_many(self, task_ids: list[str]) -> list[TaskRecord]:
-        """The tasks named, this process's or (in a fleet) the snapshots of others'; those gone
-        (expired) are left out."""
+    async def find_many(self, task_ids: list[str], who: str | None = None) -> list[TaskRecord]:
+        """*who*'s tasks among those named, this process's or (in a fleet) the snapshots of
+        others'; those gone (expired), and any other requestor's, are left out."""
         found = []
         for task_id in task_ids:
             record = self.store.get(task_id)
             if record is None and self.shared is not None:
                 record = await self._load(task_id)
-            if record is not None:
+            if record is not None and who is not None and record.requestor == who:
                 found.append(record)
         return found
 
@@ -235,14 +247,18 @@ class TaskRunner:
             with contextlib.suppress(InvalidParams):
                 self.answer(record, message.get("inputResponses"))
 
-    async def lookup(self, params: dict[str, Any]) -> TaskRecord:
-        """The task named by ``params.taskId``: this process's, else (in a fleet) the shared
-        snapshot of another's. Raises ``InvalidParams`` for an unknown one."""
+    async def lookup(self, params: dict[str, Any], who: str | None = None) -> TaskRecord:
+        """The task named by ``params.taskId`` if *who* may reach it (:meth:`TaskRecord.belongs_to`):
+        this process's, else (in a fleet) the shared snapshot of another's. Raises
+        ``InvalidParams`` for an unknown one, and the very same for another requestor's."""
         try:
-            return self.find(params)
+            return self.find(params, who)
         except InvalidParams:
-            record = await self._load(params["taskId"]) if self.shared is not None else None
-            if record is None:
+            task_id = params.get("taskId")
+            if self.shared is None or not isinstance(task_id, str):
+                raise
+            record = await self._load(task_id)
+            if record is None or not record.belongs_to(who):
                 raise
             return record
 
@@ -285,7 +301,7 @@ class TaskRunner:
         requestor: str | None = None,
     ) -> TaskRecord:
         """Create a task running ``work(record)``; it is in the store before this returns.
-        *requestor*: whose ``tasks/list`` shows it across a fleet (see :func:`requestor`)."""
+        *requestor*: whose task it is (see :func:`requestor`): only they reach and list it."""
         ttl = (
             ttl_ms
             if isinstance(ttl_ms, int) and not isinstance(ttl_ms, bool) and ttl_ms > 0
@@ -334,13 +350,17 @@ class TaskRunner:
             if record.on_change is not None:
                 await record.on_change(record)
 
-    def find(self, params: dict[str, Any]) -> TaskRecord:
-        """The task named by ``params.taskId``. Raises ``InvalidParams`` for an unknown one."""
+    def find(self, params: dict[str, Any], who: str | None = None) -> TaskRecord:
+        """This process's task named by ``params.taskId``, if *who* may reach it. Raises
+        ``InvalidParams`` for an unknown one, and the very same for another requestor's ("receivers
+        MUST reject tasks/get, tasks/result, and tasks/cancel requests for tasks that do not belong
+        to the same authorization context as the requestor": rejected as unknown, so that nothing,
+        not even that the id exists, is told)."""
         task_id = params.get("taskId")
         if not isinstance(task_id, str):
             raise InvalidParams("params.taskId (a string) is required")
         record = self.store.get(task_id)
-        if record is None:
+        if record is None or not record.belongs_to(who):
             raise InvalidParams(f"Unknown task: {task_id}", {"taskId": task_id})
         return record
 

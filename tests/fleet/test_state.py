@@ -179,15 +179,15 @@ def test_a_task_of_a_dead_node_fails_and_stays_failed(pair: Pair) -> None:
 
             record = here.start(work, requestor="session:s1")
             await here.saved(record)
-            assert (await there.lookup({"taskId": record.task_id})).status == "working"  # alive
+            assert (await there.lookup({"taskId": record.task_id}, "session:s1")).status == "working"  # alive
             await a.delete("node:a")
-            seen = await there.lookup({"taskId": record.task_id})
+            seen = await there.lookup({"taskId": record.task_id}, "session:s1")
             assert (seen.status, seen.status_message) == ("failed", NODE_DIED)
             assert seen.error is not None and seen.error["message"] == NODE_DIED
             release.set()  # "a" finishes after all, and writes "completed": the failure stands
             assert record.runner is not None
             await record.runner
-            again = await there.lookup({"taskId": record.task_id})
+            again = await there.lookup({"taskId": record.task_id}, "session:s1")
             assert again.status == "failed" and record.status == "failed"
             # A task that goes on working after it was failed elsewhere is stopped when it next
             # writes its state.
@@ -200,7 +200,7 @@ def test_a_task_of_a_dead_node_fails_and_stays_failed(pair: Pair) -> None:
 
             second = here.start(asks, requestor="session:s1")
             await here.saved(second)
-            assert (await there.lookup({"taskId": second.task_id})).status == "failed"
+            assert (await there.lookup({"taskId": second.task_id}, "session:s1")).status == "failed"
             asked.set()
             assert second.runner is not None
             async with asyncio.timeout(5):
@@ -208,7 +208,9 @@ def test_a_task_of_a_dead_node_fails_and_stays_failed(pair: Pair) -> None:
             assert second.status == "failed"
             # Listed under their requestor, for any process to read.
             assert await there.listed("session:s1") == [record.task_id, second.task_id]
-            assert [r.status for r in await there.find_many([record.task_id, "gone"])] == ["failed"]
+            assert [r.status for r in await there.find_many([record.task_id, "gone"], "session:s1")] == [
+                "failed"
+            ]
 
     asyncio.run(main())
 

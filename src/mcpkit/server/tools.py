@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import contextlib
 import dataclasses
 import functools
 import logging
@@ -32,7 +31,7 @@ from .._mrtr import BecomeTask, InputRequired
 from .._signature import ArgumentError, ToolSignature, inspect_function
 from ..context import Context
 from ..session import Peer
-from ..tasks import RELATED_TASK, TASKS_EXTENSION, TERMINAL, TaskRecord, requestor
+from ..tasks import TASKS_EXTENSION
 from ..types import (
     CONTENT_TYPES,
     CallToolResult,
@@ -44,10 +43,11 @@ from ..types import (
 if TYPE_CHECKING:
     from ..kernel import Outbound
 
-from .._pagination import page, paginate
-from ._base import F, RateLimit, RegisteredTool, ServerBase, TaskSupport, declares_tasks, invoke
+from .._pagination import paginate
+from ._base import F, RateLimit, RegisteredTool, TaskSupport, declares_tasks, invoke
 from ._threads import run_sync
 from .apps import Visibility, app_only, tool_ui_meta
+from .task_methods import TaskMethods
 
 logger = logging.getLogger("mcpkit.server")
 
@@ -82,7 +82,7 @@ class ToolOptions(TypedDict, total=False):
     blocking: bool  # False: a def tool that never blocks runs on the event loop, with no thread hop
 
 
-class ToolsAPI(ServerBase):
+class ToolsAPI(TaskMethods):
     """Tools: registration, ``tools/list``, ``tools/call`` (and starting tools as tasks).
 
     Takes three keyword arguments of :class:`~mcpkit.Server` besides those of the classes after it:
@@ -311,7 +311,9 @@ class ToolsAPI(ServerBase):
             if not wants_task and tool.task_support == "required":
                 raise MethodNotFound(f"tool {name!r} must run as a task (add params.task)")
             if wants_task:
-                record = await self._start_task(tool, name, arguments, ctx, params["task"].get("ttl"))
+                record = await self._start_task(
+                    self._runner(tool, name, arguments), ctx, params["task"].get("ttl")
+                )
                 return {"task": record.wire_v1()}
         elif scope.has("tasks_extension") and tool.task_support != "forbidden":
             if not declares_tasks(scope):
@@ -322,12 +324,12 @@ class ToolsAPI(ServerBase):
                 try:
                     result = await self._run_tool(tool, name, arguments, ctx)
                 except BecomeTask:
-                    record = await self._start_task(tool, name, arguments, ctx, None)
+                    record = await self._start_task(self._runner(tool, name, arguments), ctx, None)
                     return {"resultType": "task", **record.wire_v2(detailed=False)}
                 return shape_call_result(result, scope)
             else:
                 # 2026-07-28: the server decides; a legacy params.task is tolerated but never needed.
-                record = await self._start_task(tool, name, arguments, ctx, None)
+                record = await self._start_task(self._runner(tool, name, arguments), ctx, None)
                 return {"resultType": "task", **record.wire_v2(detailed=False)}
         result = await self._run_tool(tool, name, arguments, ctx)
         return shape_call_result(result, ctx.scope)
@@ -460,75 +462,11 @@ class ToolsAPI(ServerBase):
             self._complete_stateless("tools/call", shaped, scope)
         return shaped
 
-    # -- tasks -------------------------------------------------------------------------------------
-
-    async def _start_task(
-        self, tool: RegisteredTool, name: str, arguments: dict[str, Any] | None, ctx: Context, ttl: Any
-    ) -> TaskRecord:
-        task_ctx = Context(ctx.peer, ctx.request_id, ctx.method, ctx.scope, ctx.meta, ctx.connection)
-        task_ctx.tasks = self.tasks
-        task_ctx.auth = ctx.auth
-        task_ctx.answers = ctx.answers  # a deferred task replays the rounds answered before it
-
-        async def work(record: TaskRecord) -> dict[str, Any]:
-            task_ctx.task = record
-            result = shape_call_result(await self._run_tool(tool, name, arguments, task_ctx), ctx.scope)
-            if not ctx.scope.stateless:
-                result["_meta"] = {**result.get("_meta", {}), RELATED_TASK: {"taskId": record.task_id}}
-            return result
-
-        on_change = None
-        if not ctx.scope.stateless:
-
-            async def on_change(record: TaskRecord) -> None:
-                with contextlib.suppress(ConnectionClosed, OSError):
-                    await ctx.peer.notify("notifications/tasks/status", record.wire_v1())
-
-        record = self.tasks.start(work, ttl, on_change, _requestor_of(ctx))
-        await self.tasks.saved(record)  # in a fleet, any process can find it before the answer goes out
-        return record
-
-    def _gate_tasks(self, ctx: Context) -> None:
-        # "the server MUST reject tasks/get, tasks/update, and tasks/cancel with a
-        # MissingRequiredClientCapability error" for requests without the extension.
-        if ctx.scope.stateless and not declares_tasks(ctx.scope):
-            raise MissingClientCapability.for_capabilities({"extensions": {TASKS_EXTENSION: {}}})
-
-    async def _task_get(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
-        self._gate_tasks(ctx)
-        record = await self.tasks.lookup(params)
-        return record.wire_v2(detailed=True) if ctx.scope.stateless else record.wire_v1()
-
-    async def _task_result(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
-        record = await self.tasks.lookup(params)
-        # "it MUST block the response until the task reaches a terminal status"
-        await self.tasks.until_done(record)
-        if record.status == "completed" and record.result is not None:
-            return record.result
-        if record.error is not None:
-            raise RPCError.from_wire(record.error)
-        raise RPCError(-32603, f"task {record.task_id} was {record.status}", {"taskId": record.task_id})
-
-    async def _task_list(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
-        ids = await self.tasks.listed(_requestor_of(ctx))  # in a fleet: every node's
-        shown, cursor = paginate(ids, params.get("cursor"), self.page_size)
-        return page("tasks", [record.wire_v1() for record in await self.tasks.find_many(shown)], cursor)
-
-    async def _task_cancel(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
-        self._gate_tasks(ctx)
-        record = await self.tasks.lookup(params)
-        if ctx.scope.stateless:
-            await self.tasks.cancel(record)  # idempotent: an empty acknowledgement either way
-            return {}
-        if record.status in TERMINAL:
-            raise InvalidParams(f"task {record.task_id} is already {record.status}")
-        await self.tasks.cancel(record)
-        return record.wire_v1()
-
-    async def _task_update(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
-        self._gate_tasks(ctx)
-        await self.tasks.update(await self.tasks.lookup(params), params.get("inputResponses"))
-        return {}
+    def _runner(
+        self, tool: RegisteredTool, name: str, arguments: dict[str, Any] | None
+    ) -> Callable[[Context], Awaitable[dict[str, Any]]]:
+        """The tool's call, for :meth:`_start_task` to run as a task with the task's Context."""
+        return functools.partial(self._run_tool, tool, name, arguments)
 
     async def _run_tool(
         self, tool: RegisteredTool, name: str, arguments: dict[str, Any] | None, ctx: Context
@@ -581,11 +519,6 @@ class ToolsAPI(ServerBase):
 
 def _without_output(signature: ToolSignature) -> ToolSignature:
     return dataclasses.replace(signature, output_schema=None, wrapped_output=False)
-
-
-def _requestor_of(ctx: Context) -> str | None:
-    """Whose tasks the caller's are (see :func:`mcpkit.tasks.requestor`)."""
-    return requestor(ctx.auth, ctx.connection.session_id if ctx.connection is not None else None)
 
 
 def _error_result(message: str) -> dict[str, Any]:
