@@ -25,6 +25,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 from joserfc import jwk, jwt
+from joserfc.jws import JWSRegistry
 
 from mcpkit.auth.dpop import token_hash
 
@@ -137,10 +138,35 @@ class TestIssuer:
         head = {"alg": alg, "typ": "at+jwt", "kid": key.kid, **(header or {})}
         return jwt.encode(head, body, key, algorithms=[alg])
 
+    def sign_text(self, payload: str, header: str | None = None) -> str:
+        """A token whose header and payload are *exactly* these JSON texts, signed with the RSA key:
+        for what a JSON encoder will not write (``NaN``, a member named twice)."""
+        if header is None:
+            header = json.dumps({"alg": "RS256", "typ": "at+jwt", "kid": self.rsa.kid})
+        signing_input = f"{_b64(header.encode())}.{_b64(payload.encode())}"
+        signature = JWSRegistry.algorithms["RS256"].sign(signing_input.encode("ascii"), self.rsa)
+        return f"{signing_input}.{_b64(signature)}"
+
+    def claims_text(self, audience: str, *members: str, **raw: str) -> str:
+        """The JSON text of good claims for *audience*: each of *raw* written as ``"name": text`` in
+        place of the usual member, then each of *members* as it is (``'"aud": "..."'`` names aud twice)."""
+        now = int(time.time())
+        body = {"iss": self.url, "sub": "alice", "aud": audience, "client_id": "test-client",
+                "iat": now, "exp": now + 300, "scope": "mcp"}  # fmt: skip
+        written = [
+            f"{json.dumps(name)}: {json.dumps(value)}" for name, value in body.items() if name not in raw
+        ]
+        written += [f"{json.dumps(name)}: {text}" for name, text in raw.items()]
+        return "{" + ", ".join([*written, *members]) + "}"
+
     def opaque_token(self, answer: dict[str, Any]) -> str:
         token = secrets.token_urlsafe(24)
         self.opaque[token] = answer
         return token
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
 
 
 def unsigned(claims: dict[str, Any]) -> str:

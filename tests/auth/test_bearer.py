@@ -70,6 +70,36 @@ def test_a_request_without_a_token_gets_401_and_the_challenge(url: str, session:
     }
 
 
+#: Tokens the issuer signed whose header or claims a strict JSON reading refuses (each was served
+#: before: ``NaN`` compares false with everything, so it never expired), and the description each gets.
+STRICT_TOKENS: dict[str, tuple[Callable[[TestIssuer, str], str], str]] = {
+    "exp-nan": (lambda i, aud: i.sign_text(i.claims_text(aud, exp="NaN")), "non-finite number (NaN)"),
+    "exp-infinity": (lambda i, aud: i.sign_text(i.claims_text(aud, exp="Infinity")), "(Infinity)"),
+    "exp-overflowing-to-infinity": (lambda i, aud: i.sign_text(i.claims_text(aud, exp="1e400")), "(1e400)"),
+    "nbf-nan": (lambda i, aud: i.sign_text(i.claims_text(aud, nbf="NaN")), "(NaN)"),
+    "nbf-minus-infinity": (lambda i, aud: i.sign_text(i.claims_text(aud, nbf="-Infinity")), "(-Infinity)"),
+    "exp-too-large-for-a-float": (lambda i, aud: i.sign_text(i.claims_text(aud, exp="1" + "0" * 400)), "exp"),
+    "aud-twice": (
+        lambda i, aud: i.sign_text(
+            i.claims_text(aud, '"aud": ' + json.dumps(aud), aud='"https://other.example/mcp"')
+        ),
+        "names 'aud' twice",
+    ),
+    "a-nested-member-twice": (
+        lambda i, aud: i.sign_text(i.claims_text(aud, '"ext": {"role": "user", "role": "admin"}')),
+        "names 'role' twice",
+    ),
+    "header-member-twice": (
+        lambda i, aud: i.sign_text(i.claims_text(aud), '{"alg": "RS256", "kid": "rsa-1", "kid": "rsa-1"}'),
+        "header names 'kid' twice",
+    ),
+    "header-nan": (
+        lambda i, aud: i.sign_text(i.claims_text(aud), '{"alg": "RS256", "kid": "rsa-1", "x": NaN}'),
+        "header holds a non-finite number (NaN)",
+    ),
+}
+
+
 BAD_TOKENS: dict[str, Callable[[TestIssuer, str], str]] = {
     "malformed": lambda i, aud: "not-a-jwt",
     "garbage-segments": lambda i, aud: "a.b.c",
@@ -92,6 +122,8 @@ BAD_TOKENS: dict[str, Callable[[TestIssuer, str], str]] = {
     ),
     "unknown-kid": lambda i, aud: i.mint(aud, key=TestIssuer.new_key("EC", "never-published")),
     "a-dpop-proof-as-token": lambda i, aud: i.mint(aud, header={"typ": "dpop+jwt"}),
+    # Signed, but holding what JSON has no number for, or a member named twice (see STRICT_TOKENS).
+    **{f"strict-{case}": make for case, (make, _) in STRICT_TOKENS.items()},
 }
 
 
@@ -105,6 +137,23 @@ def test_a_bad_token_gets_401_invalid_token(
     assert params["error"] == "invalid_token" and params["error_description"]
     assert params["resource_metadata"] == metadata_of(url) and params["scope"] == "mcp"
     assert answer.json()["error"]["data"]["error"] == "invalid_token"
+
+
+@pytest.mark.parametrize("case", sorted(STRICT_TOKENS))
+def test_a_signed_token_with_non_finite_numbers_or_a_member_named_twice_says_so(
+    url: str, issuer: TestIssuer, case: str
+) -> None:
+    make, description = STRICT_TOKENS[case]
+    answer = call(url, f"Bearer {make(issuer, url)}")
+    assert answer.status_code == 401, answer.text
+    assert challenge(answer)["error"] == "invalid_token"
+    assert description in challenge(answer)["error_description"]
+
+
+def test_a_token_written_by_hand_and_signed_is_served(url: str, issuer: TestIssuer) -> None:
+    """The control of the strict cases: the same raw signing, without the flaw, is accepted."""
+    answer = call(url, f"Bearer {issuer.sign_text(issuer.claims_text(url))}")
+    assert answer.json()["result"]["content"][0]["text"] == "alice via test-client with mcp"
 
 
 def test_an_under_scoped_token_gets_403_insufficient_scope(

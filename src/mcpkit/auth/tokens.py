@@ -2,7 +2,11 @@
 
 The checks, in order, each a 401 ``invalid_token`` when it fails:
 
-* the token is a compact JWS whose header names an allowed ``alg`` (never ``none``, never an HMAC:
+* the token is a compact JWS whose header and claims are JSON objects read strictly: no ``NaN``,
+  ``Infinity`` or number too large for a double (``NaN`` compares false with every time, so an
+  ``exp: NaN`` would never expire), and no member named twice at any depth (two ``aud`` members
+  would mean whatever the reader keeps);
+* the header names an allowed ``alg`` (never ``none``, never an HMAC:
   the allowlist refuses them at construction) and is not a DPoP proof (``typ: dpop+jwt``);
 * a key of the issuer's set with the header's ``kid`` and the algorithm's key type verifies it;
 * ``iss`` is the issuer; ``aud`` (a string or a list) contains this server's canonical URI
@@ -13,7 +17,10 @@ The checks, in order, each a 401 ``invalid_token`` when it fails:
 
 from __future__ import annotations
 
+import base64
 import json
+import math
+import re
 import time
 from collections.abc import Callable, Iterable
 from types import MappingProxyType
@@ -26,22 +33,78 @@ from ._algorithms import ASYMMETRIC_ALGORITHMS, check_algorithms, key_type_of
 from ._info import AuthInfo, InvalidToken, scopes_of
 from .jwks import RemoteKeys
 
-__all__ = ["JWTVerifier", "decode_segments", "info_from", "verify_signature"]
+__all__ = ["JWTVerifier", "decode_segments", "info_from", "strict_object", "verify_signature"]
 
 
 def decode_segments(token: str) -> tuple[dict[str, Any], dict[str, Any], jws.CompactSignature]:
-    """Header and claims of a compact JWS, *not yet verified* (to find the key)."""
+    """Header and claims of a compact JWS, *not yet verified* (to find the key), each read strictly
+    (see :func:`strict_object`)."""
     if token.count(".") != 2:
         raise InvalidToken("the token is not a JWT")
     try:
         compact = jws.extract_compact(token.encode("ascii"))
-        claims = json.loads(compact.payload)
+        header_text = base64.urlsafe_b64decode(_padded(compact.segments["header"]))
     except (JoseError, ValueError, UnicodeError):
         raise InvalidToken("the token is not a JWT") from None
-    header = compact.headers()
-    if not isinstance(claims, dict):
-        raise InvalidToken("the token's claims are not a JSON object")
+    # joserfc read both with json.loads, which takes NaN and keeps the last of two members of one
+    # name; the same bytes are read again here, and what the checks see is this reading.
+    header = strict_object(header_text, "header")
+    claims = strict_object(compact.payload, "claims")
     return header, claims, compact
+
+
+class _Refused(ValueError):
+    """What :func:`strict_object` refuses, said for the token's ``error_description``."""
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):  # 1e400 reads as inf
+        raise _Refused(f"holds a non-finite number ({_shown(text)})")
+    return value
+
+
+def _no_constant(text: str) -> Any:
+    raise _Refused(f"holds a non-finite number ({text})")
+
+
+def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    members: dict[str, Any] = {}
+    for name, value in pairs:
+        if name in members:
+            raise _Refused(
+                f"names {_shown(name)!r} twice" if _SHOWN.fullmatch(name) else "names a member twice"
+            )
+        members[name] = value
+    return members
+
+
+#: What a description may repeat of the token: it goes into a ``WWW-Authenticate`` header.
+_SHOWN = re.compile(r"[A-Za-z0-9_.:+-]{1,40}")
+
+
+def _shown(text: str) -> str:
+    return text if _SHOWN.fullmatch(text) else "..."
+
+
+def strict_object(data: bytes, part: str) -> dict[str, Any]:
+    """*data* read as a JSON object, refusing what JSON (RFC 8259) has no number for (``NaN``,
+    ``Infinity``, ``-Infinity``, and literals too large for a double, such as ``1e400``) and any
+    object, at any depth, that names a member twice (RFC 7519 section 4: a JWT parser MUST reject
+    duplicate claim names or use the last; taking the last lets two readers disagree)."""
+    try:
+        value = json.loads(data, object_pairs_hook=_unique, parse_constant=_no_constant, parse_float=_finite)
+    except _Refused as refused:
+        raise InvalidToken(f"the token's {part} {refused}") from None
+    except (ValueError, UnicodeError, RecursionError):
+        raise InvalidToken("the token is not a JWT") from None
+    if not isinstance(value, dict):
+        raise InvalidToken(f"the token's {part} {'is' if part == 'header' else 'are'} not a JSON object")
+    return value
+
+
+def _padded(segment: bytes) -> bytes:
+    return segment + b"=" * (-len(segment) % 4)
 
 
 def verify_signature(token: str, key: Any, alg: str) -> bool:
@@ -144,4 +207,7 @@ def _number(claims: dict[str, Any], name: str, *, required: bool = False) -> flo
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise InvalidToken(f"the token's {name} is not a number")
-    return float(value)
+    try:
+        return float(value)
+    except OverflowError:  # an integer of hundreds of digits: no time is that far
+        raise InvalidToken(f"the token's {name} is out of range") from None
