@@ -1,17 +1,21 @@
-"""Tasks over real stdio: the 2025-11-25 core methods and the 2026-07-28 extension."""
+"""Tasks over real stdio: the 2025-11-25 core methods and the 2026-07-28 extension; and kept to
+their requestor (a session of an open HTTP server, a connection)."""
 
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import json
+import secrets
 import subprocess
 from typing import Any
 
 import pytest
 
 from mcpkit import Client, InternalError, InvalidParams, MethodNotFound, MissingClientCapability, TextContent
+from mcpkit.transports.memory import memory_pair
 
-from ..conftest import mcpkit_run
+from ..conftest import EXAMPLES, free_port, http_server, mcpkit_run
 
 pytestmark = pytest.mark.e2e
 
@@ -195,3 +199,67 @@ def test_tasks_need_no_extension_for_sync_tools_on_the_raw_wire() -> None:
     answer = json.loads(proc.stdout)
     assert answer["result"]["resultType"] == "complete"  # a legacy task param never promotes a sync tool
     assert answer["result"]["content"][0]["text"] == "Hello, z!"
+
+
+async def refused(call: Any, task_id: str) -> str:
+    """The error *call* raises for *task_id*, as JSON with the id taken out: another requestor's
+    task must be answered exactly as an unknown one."""
+    with pytest.raises(InvalidParams) as caught:
+        await call(task_id)
+    return json.dumps(caught.value.to_wire()).replace(task_id, "ID")
+
+
+async def kept_apart(mine: Client, theirs: Client) -> None:
+    """*theirs* can neither list, read, wait on nor cancel the tasks of *mine* (2025-11-25)."""
+    done = await mine.start_task("slow_compute", {"seconds": 0.05, "label": "private"})
+    assert (await mine.task_result(done["taskId"])).content == [TextContent(text="private done after 0.05s")]
+    running = await mine.start_task("slow_compute", {"seconds": 60})
+    ids = [done["taskId"], running["taskId"]]
+    assert [task["taskId"] for task in await mine.list_tasks()] == ids
+    assert await theirs.list_tasks() == []
+    for call in (theirs.get_task, theirs.task_result, theirs.cancel_task):
+        unknown = await refused(call, secrets.token_urlsafe(16))
+        assert json.loads(unknown)["code"] == -32602
+        for task_id in ids:
+            assert await refused(call, task_id) == unknown
+    assert (await mine.get_task(running["taskId"]))["status"] == "working"
+    own = await theirs.start_task("slow_compute", {"seconds": 0.05})
+    assert [task["taskId"] for task in await theirs.list_tasks()] == [own["taskId"]]
+    assert [task["taskId"] for task in await mine.list_tasks()] == ids
+    assert (await mine.cancel_task(running["taskId"]))["status"] == "cancelled"
+
+
+def test_two_sessions_of_an_open_http_server_do_not_see_each_others_tasks() -> None:
+    """No authorization: "to the session where one exists" (each its own ``Mcp-Session-Id``)."""
+
+    async def main(url: str) -> None:
+        first = Client(url, protocol_version="2025-11-25")
+        second = Client(url, protocol_version="2025-11-25")
+        async with first, second:
+            await kept_apart(first, second)
+
+    port = free_port()
+    for url in http_server([*mcpkit_run("jobs.py"), "--transport", "http", "--port", str(port)], port, 15):
+        run(main(url))
+
+
+def test_two_connections_to_one_server_do_not_see_each_others_tasks() -> None:
+    """Without authorization or a session id, the connection binds: stdio has one per process, so
+    two in-memory connections to one server (as a host embedding it would make) show it."""
+    spec = importlib.util.spec_from_file_location("jobs_example", EXAMPLES / "jobs.py")
+    assert spec is not None and spec.loader is not None
+    jobs = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(jobs)
+
+    async def main() -> None:
+        served = []
+        clients = []
+        for _ in range(2):
+            ours, theirs = memory_pair()
+            served.append(asyncio.ensure_future(jobs.server.serve(theirs)))
+            clients.append(Client(ours, protocol_version="2025-11-25"))
+        async with clients[0], clients[1]:
+            await kept_apart(clients[0], clients[1])
+        await asyncio.gather(*served)
+
+    run(main())
