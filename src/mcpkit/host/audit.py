@@ -1,11 +1,12 @@
 """The audit log: one JSON line per tool call, always written, secrets redacted.
 
 Each line holds ``time`` (UTC, ISO 8601), ``caller``, ``server``, ``tool`` (the server's own name)
-and ``name`` (the exposed one), ``arguments`` with every value under a redacted key replaced by
-``"[redacted]"`` (keys compared without case, at any depth), ``decision`` (``allow``, ``deny``,
-``ask:yes``, ``ask:no``, ``ask:unavailable``, ``rate-limited``) with the ``rule`` that made it,
-``outcome`` (``ok``, ``tool-error``, ``error``, ``refused``), ``error`` when there is one, and
-``duration_ms``. Lines are appended and flushed one at a time, so a crash loses none written.
+and ``name`` (the exposed one), ``arguments`` with the value of every secret key replaced by
+``"[redacted]"`` (see :class:`Redaction`; at any depth, in objects inside lists too), ``decision``
+(``allow``, ``deny``, ``ask:yes``, ``ask:no``, ``ask:unavailable``, ``rate-limited``) with the
+``rule`` that made it, ``outcome`` (``ok``, ``tool-error``, ``error``, ``refused``), ``error`` when
+there is one, and ``duration_ms``. Lines are appended and flushed one at a time, so a crash loses
+none written.
 """
 
 from __future__ import annotations
@@ -13,12 +14,16 @@ from __future__ import annotations
 import datetime
 import json
 import os
+import re
 import threading
+import unicodedata
 from collections.abc import Iterable
 from pathlib import Path
 from typing import IO, Any
 
-__all__ = ["AuditLog", "default_audit_path", "redact"]
+from .model import DEFAULT_REDACT, DEFAULT_REDACT_WORDS
+
+__all__ = ["AuditLog", "Redaction", "default_audit_path", "redact"]
 
 REDACTED = "[redacted]"
 
@@ -32,20 +37,71 @@ def default_audit_path() -> Path:
     return base / "mcpkit" / "audit.jsonl"
 
 
-def redact(value: Any, keys: frozenset[str]) -> Any:
-    """*value* with the values of *keys* (lower case) replaced, in nested objects and lists too."""
-    if isinstance(value, dict):
-        return {k: REDACTED if str(k).lower() in keys else redact(v, keys) for k, v in value.items()}
-    if isinstance(value, list):
-        return [redact(v, keys) for v in value]
-    return value
+# The words of a name: a run of capitals not followed by a lower-case letter (the API of APIKey), a
+# capitalised or lower-case word, or digits. Whatever else is between them (- _ . space) separates.
+_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+
+
+def normalised(name: str) -> str:
+    """*name* compatibility-normalised and case folded, with everything but letters and digits
+    dropped: ``X-Api-Key``, ``x_api_key`` and ``xApiKey`` are all ``xapikey``."""
+    return "".join(c for c in unicodedata.normalize("NFKC", name).casefold() if c.isalnum())
+
+
+def words_of(name: str) -> list[str]:
+    """The words of *name* in lower case, split at separators and camelCase (``XApiKey``: x, api, key)."""
+    return [word.lower() for word in _WORD.findall(unicodedata.normalize("NFKC", name))]
+
+
+class Redaction:
+    """Which argument keys hold secrets, by their name.
+
+    A key is secret when its :func:`normalised` form contains one of :data:`~.model.DEFAULT_REDACT`
+    (``accessToken``, ``client_secret``, ``Set-Cookie``, ``PASSWD``) or one of *extra*, or when one
+    of its :func:`words_of` is one of :data:`~.model.DEFAULT_REDACT_WORDS` (``key`` is a word of
+    ``api_key``, ``X-Api-Key`` and ``privateKey``, not of ``keyboard``, ``monkey`` or ``keywords``).
+    An *extra* entry ``!name`` narrows instead: keys whose normalised form is ``name``'s are shown
+    (``!sort_key`` for a ``sortKey`` that holds no secret). The defaults cannot be removed.
+    """
+
+    def __init__(self, extra: Iterable[str] = ()) -> None:
+        words, shown = set(DEFAULT_REDACT), set()
+        for entry in extra:
+            if entry.startswith("!"):
+                shown.add(normalised(entry[1:]))
+            else:
+                words.add(normalised(entry))
+        words.discard("")  # an entry of separators only would otherwise match every key
+        self.words = frozenset(words)
+        self.whole_words = frozenset(DEFAULT_REDACT_WORDS)
+        self.shown = frozenset(shown - {""})
+
+    def secret(self, key: str) -> bool:
+        name = normalised(key)
+        if name in self.shown:
+            return False
+        return any(word in name for word in self.words) or not self.whole_words.isdisjoint(words_of(key))
+
+    def apply(self, value: Any) -> Any:
+        """*value* with the value of every secret key replaced, in nested objects and lists too."""
+        if isinstance(value, dict):
+            return {k: REDACTED if self.secret(str(k)) else self.apply(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [self.apply(v) for v in value]
+        return value
+
+
+def redact(value: Any, extra: Iterable[str] = ()) -> Any:
+    """*value* with the values of secret keys replaced (:class:`Redaction` with *extra*)."""
+    return Redaction(extra).apply(value)
 
 
 class AuditLog:
     """Appends audit lines to *path* (its folder is created), or to an open text stream."""
 
-    def __init__(self, path: Path | IO[str], redact_keys: Iterable[str]) -> None:
-        self.keys = frozenset(k.lower() for k in redact_keys)
+    def __init__(self, path: Path | IO[str], redact_keys: Iterable[str] = ()) -> None:
+        #: *redact_keys* add to the defaults (see :class:`Redaction`).
+        self.redaction = Redaction(redact_keys)
         self._lock = threading.Lock()
         if isinstance(path, Path):
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -63,7 +119,7 @@ class AuditLog:
             "time": datetime.datetime.now(datetime.UTC).isoformat(timespec="milliseconds")
         }
         for key, value in record.items():
-            line[key] = redact(value, self.keys) if key == "arguments" else value
+            line[key] = self.redaction.apply(value) if key == "arguments" else value
         text = json.dumps(line, ensure_ascii=False, default=str)
         with self._lock:
             self._stream.write(text + "\n")

@@ -13,6 +13,7 @@ __all__ = [
     "DEFAULT_IDLE_SECONDS",
     "DEFAULT_MAX_SESSIONS",
     "DEFAULT_REDACT",
+    "DEFAULT_REDACT_WORDS",
     "DEFAULT_REFRESH_SECONDS",
     "AuditConfig",
     "HostConfig",
@@ -29,8 +30,27 @@ DEFAULT_IDLE_SECONDS: Final = 300.0
 #: Seconds between re-listings of the lists a server does not announce changes of (``refreshInterval``).
 DEFAULT_REFRESH_SECONDS: Final = 300.0
 
-#: Argument keys redacted in the audit log unless the config names its own.
-DEFAULT_REDACT: Final = ("password", "secret", "token", "api_key", "apikey", "authorization", "credentials")
+#: Words that make an argument's key secret in the audit log wherever they appear in it, once it is
+#: normalised (case folded, everything but letters and digits dropped): ``accessToken``,
+#: ``X-Auth-Token``, ``client_secret``, ``PASSWD``, ``Set-Cookie``. Always applied: a config's
+#: ``redact`` list adds to them (see :mod:`.audit`).
+DEFAULT_REDACT: Final = (
+    "token",
+    "secret",
+    "password",
+    "passwd",
+    "passphrase",
+    "authorization",
+    "cookie",
+    "credential",
+    "bearer",
+    "apikey",
+    "privatekey",
+)
+#: Words that make a key secret only as a whole word of it (split at ``-``, ``_``, spaces, dots and
+#: camelCase): ``api_key``, ``X-Api-Key``, ``privateKey``, ``signing.keys``, ``basic_auth``; not
+#: ``keyboard``, ``monkey``, ``keywords`` or ``author``.
+DEFAULT_REDACT_WORDS: Final = ("key", "keys", "auth")
 
 
 @dataclass(frozen=True)
@@ -80,7 +100,9 @@ class ServerConfig:
 
 @dataclass(frozen=True)
 class AuditConfig:
-    """Where the audit log goes (JSON lines) and which argument keys it redacts (any depth, any case)."""
+    """Where the audit log goes (JSON lines), and what its ``redact`` list adds to the words that
+    make an argument's key secret (:data:`DEFAULT_REDACT`, :data:`DEFAULT_REDACT_WORDS`, always
+    applied); an entry ``!name`` shows the values of keys named *name* after all (see :mod:`.audit`)."""
 
     path: Path
     redact: tuple[str, ...] = DEFAULT_REDACT
