@@ -569,3 +569,47 @@ def test_goose_yaml_layouts_survive(home: Path, tmp_path: Path, text: str) -> No
             assert line in after
     if "# about fetch" in text:  # the entry after the replaced one keeps its comment, and its place
         assert after.index("weather:") < after.index("# about fetch") < after.index("fetch:")
+
+
+#: --header arguments a host's config must never get: a line break would split the header in two
+#: when the host sends it (a header of the caller's choosing, or a request of its own).
+INJECTED = {
+    "crlf-in-value": ("Authorization: Bearer t0k\r\nX-Injected: 1", "holds a CR"),
+    "lf-in-value": ("Authorization: Bearer t0k\nX-Injected: 1", "holds an LF"),
+    "trailing-crlf": ("X-Region: eu\r\n", "holds a CR"),
+    "cr-before-the-name": ("\r\nX-Injected: 1", "holds a CR"),
+    "escape-in-value": ("X-Region: e\x1b[2Ju", "holds the control character U+001B"),
+    "control-in-name": ("X-Re\x01gion: eu", "holds the control character U+0001"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(INJECTED))
+def test_a_header_with_a_line_break_or_control_character_is_refused_and_nothing_written(
+    home: Path, tmp_path: Path, case: str
+) -> None:
+    header, said = INJECTED[case]
+    config = tmp_path / "mcp.json"
+    config.write_text('{"mcpServers": {}}\n')
+    proc = install(home, "cursor", URL, "--name", "remote", "--header", header, "--config", str(config))
+    assert proc.returncode == 1, proc.stdout
+    assert proc.stderr.count("\n") == 1 and said in proc.stderr, proc.stderr  # one line, naming it
+    assert "\r" not in proc.stderr and "\x1b" not in proc.stderr  # shown escaped, not sent to the terminal
+    assert config.read_text() == '{"mcpServers": {}}\n'
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["home", "mcp.json"]  # no backup either
+    assert not any(home.rglob("*"))  # and no host's usual file
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_no_host_gets_a_header_with_a_line_break(case: Case, home: Path) -> None:
+    proc = install(home, case.host, URL, "--header", "A: b\r\nC: d")
+    assert proc.returncode == 1 and "holds a CR" in proc.stderr
+    assert not any(home.rglob("*"))
+
+
+def test_a_nul_in_a_header_is_refused_too() -> None:
+    # An argv cannot hold a NUL, so this one is checked on the function the command calls.
+    from mcpkit.cli._hosts._launch import remote
+
+    with pytest.raises(SystemExit, match="holds a NUL"):
+        remote(URL, None, ["X-Region: e\x00u"])
+    assert remote(URL, None, ["X-Region:\teu"]).headers == {"X-Region": "eu"}  # a tab is allowed

@@ -133,11 +133,29 @@ def remote(url: str, name: str | None, headers: list[str]) -> Launch:
     host = re.sub(r"[^A-Za-z0-9_-]+", "-", urlsplit(url).hostname or "") or "server"
     fields = {}
     for header in headers:
+        # Checked whole, before any stripping: a CR or LF written into a host's config would split
+        # the header into two when the host sends it (header injection), a NUL cut it short.
+        if control := _CONTROL.search(header):
+            raise SystemExit(
+                f"mcpkit: --header {header!r} holds {_named(control.group())}; a header's name "
+                "and value cannot hold CR, LF, NUL or other control characters (a tab is allowed)"
+            )
         key, sep, value = header.partition(":")
-        if not sep or not re.fullmatch(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+", key.strip()):
+        if not sep or not _TOKEN.fullmatch(key.strip()):
             raise SystemExit(f"mcpkit: --header takes 'Name: value', not {header!r}")
         fields[key.strip()] = value.strip()
     return Launch(name or host, url=url, headers=fields)
+
+
+#: RFC 9110 section 5.1: a field name is a token. Section 5.5: a value is visible characters,
+#: spaces and tabs (and obs-text); the other control characters (C0, DEL, and C1 here) are invalid.
+_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")
+_CONTROL_NAMES = {"\r": "a CR", "\n": "an LF", "\x00": "a NUL"}
+
+
+def _named(char: str) -> str:
+    return _CONTROL_NAMES.get(char, f"the control character U+{ord(char):04X}")
 
 
 def parse_env(items: list[str]) -> dict[str, str]:
