@@ -1,8 +1,10 @@
-"""Shared fixtures: where the spec lives, and how to start servers as real processes."""
+"""Shared fixtures: where the spec lives, how to start servers as real processes, and the suite's own
+temporary home folder (``_home``)."""
 
 from __future__ import annotations
 
 import fcntl
+import os
 import shutil
 import socket
 import subprocess
@@ -15,11 +17,53 @@ from typing import Any
 import pytest
 from hypothesis import settings
 
+from . import _home
+
 # Hypothesis's per-example deadline (200 ms) measures the machine, not the code: on a loaded CI
 # machine running test processes side by side an example can take longer once, and the run fails
 # as "flaky". Property tests here check behaviour; none of them is about time.
 settings.register_profile("mcpkit", deadline=None)
 settings.load_profile("mcpkit")
+
+_FAKE_HOME = pytest.StashKey[Path]()
+_REAL_BEFORE = pytest.StashKey[dict[str, tuple[int, int]]]()
+_REAL_CHANGED = pytest.StashKey[list[str]]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Every test runs with ``HOME`` and the XDG folders in a temporary folder (see ``_home``), set
+    before collection so that fixtures and the processes tests start see them too. The first pytest
+    process (xdist's controller, or the only one) notes mcpkit's folders in the real home first."""
+    if os.environ.get(_home.REAL_ENV) is None:
+        config.stash[_REAL_BEFORE] = _home.snapshot(_home.mcpkit_folders(_home.real_env()))
+    config.stash[_FAKE_HOME] = _home.enter()
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """The run fails if anything changed in mcpkit's folders of the real home while it ran."""
+    before = session.config.stash.get(_REAL_BEFORE, None)
+    if before is None:  # an xdist worker: its controller checks, once every test has run
+        return
+    after = _home.snapshot(_home.mcpkit_folders(_home.real_env()))
+    changed = sorted(path for path in before.keys() | after.keys() if before.get(path) != after.get(path))
+    if changed:
+        session.config.stash[_REAL_CHANGED] = changed
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    changed = config.stash.get(_REAL_CHANGED, None)
+    if changed:
+        terminalreporter.write_sep("=", "the real home was written to", red=True)
+        for path in changed:
+            terminalreporter.write_line(f"changed while the tests ran: {path}")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    fake = config.stash.get(_FAKE_HOME, None)
+    if fake is not None:
+        _home.leave(fake)
+
 
 ROOT = Path(__file__).resolve().parents[1]
 SPEC = ROOT.parent / "shared" / "spec"
