@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import base64
 import dataclasses
 import functools
 import logging
@@ -33,8 +32,6 @@ from ..context import Context
 from ..session import Peer
 from ..tasks import TASKS_EXTENSION
 from ..types import (
-    CONTENT_TYPES,
-    CallToolResult,
     Icon,
     Tool,
     ToolAnnotations,
@@ -45,6 +42,7 @@ if TYPE_CHECKING:
 
 from .._pagination import paginate
 from ._base import F, RateLimit, RegisteredTool, TaskSupport, declares_tasks, invoke
+from ._results import error_result, to_call_result, without_output
 from ._threads import run_sync
 from .apps import Visibility, app_only, tool_ui_meta
 from .task_methods import TaskMethods
@@ -57,7 +55,6 @@ logger = logging.getLogger("mcpkit.server")
 _TOOL_NAME_CHARS: Final = frozenset(string.ascii_letters + string.digits + "_-.")
 #: RFC 6749 section 3.3: scope-token = 1*( %x21 / %x23-5B / %x5D-7E ).
 _SCOPE_CHARS: Final = frozenset(chr(c) for c in range(0x21, 0x7F)) - {"\x22", "\x5c"}
-_json_encode: Final = msgspec.json.Encoder().encode
 _UNCHECKED: Final = object()  # no tools/call handler checked yet (None is no handler at all)
 
 
@@ -239,7 +236,7 @@ class ToolsAPI(TaskMethods):
             scopes=needed,
         )
         if not use_output:
-            self._tools[tool_name].signature = _without_output(signature)
+            self._tools[tool_name].signature = without_output(signature)
         if ui is not None or visibility is not None:
             self._tools[tool_name].app_only = app_only(self._tools[tool_name].wire)
             self._serves_apps = True
@@ -443,9 +440,9 @@ class ToolsAPI(TaskMethods):
         """What _run_tool, _call_tool and handle() make of a plain call's outcome (its exception,
         or its value): the result, or the error to answer. start_now's two ways share it."""
         if exc is None:
-            result = _to_call_result(value, signature)
+            result = to_call_result(value, signature)
         elif isinstance(exc, ToolError):
-            result = _error_result(str(exc))
+            result = error_result(str(exc))
         elif isinstance(exc, InputRequired):
             if not scope.stateless:
                 raise InternalError("tools/call cannot ask the client for input") from None
@@ -475,9 +472,9 @@ class ToolsAPI(TaskMethods):
         try:
             kwargs = signature.bind(arguments)
         except ArgumentError as exc:
-            return _error_result(str(exc))
+            return error_result(str(exc))
         if tool.rate_limit is not None and not tool.rate_limit.take(ctx.connection):
-            return _error_result(
+            return error_result(
                 f"Rate limit exceeded for tool {name} ({tool.rate_limit.spec}); try again later"
             )
         timeout = tool.timeout if tool.timeout is not None else self.tool_timeout
@@ -493,15 +490,15 @@ class ToolsAPI(TaskMethods):
                 async with asyncio.timeout(timeout) as deadline:
                     value = await invoke(tool.fn, signature, kwargs, ctx)
         except ToolError as exc:
-            return _error_result(str(exc))
+            return error_result(str(exc))
         except (RPCError, asyncio.CancelledError):
             raise
         except Exception as exc:
             if deadline is not None and isinstance(exc, TimeoutError) and deadline.expired():
                 logger.warning("tool %r timed out after %g s", name, timeout)
-                return _error_result(f"Tool {name} timed out after {timeout:g} s")
+                return error_result(f"Tool {name} timed out after {timeout:g} s")
             return self._tool_failed(name, exc)
-        return _to_call_result(value, signature)
+        return to_call_result(value, signature)
 
     def _tool_failed(self, name: str, exc: Exception) -> dict[str, Any]:
         """The tool error result answering a tool that raised *exc* (logged here)."""
@@ -513,47 +510,5 @@ class ToolsAPI(TaskMethods):
             # The traceback is for the server's operator; the peer gets one line (or less).
             logger.error("tool %r raised %s", name, type(exc).__name__, exc_info=exc)
         if self.mask_errors:
-            return _error_result(f"Error executing tool {name}")
-        return _error_result(f"Error executing tool {name}: {type(exc).__name__}: {exc}")
-
-
-def _without_output(signature: ToolSignature) -> ToolSignature:
-    return dataclasses.replace(signature, output_schema=None, wrapped_output=False)
-
-
-def _error_result(message: str) -> dict[str, Any]:
-    return {"content": [{"type": "text", "text": message}], "isError": True}
-
-
-def _to_call_result(value: Any, signature: ToolSignature) -> dict[str, Any]:
-    """A tool's return value as a ``CallToolResult`` dict."""
-    if isinstance(value, CallToolResult):
-        return msgspec.to_builtins(value)  # type: ignore[no-any-return]
-    if signature.output_schema is None:
-        return {"content": _to_content(value)}
-    structured = signature.serialize_output(value)
-    # The structured value is the truth; the text block carries the same for clients that predate
-    # structuredContent ("a tool that returns structured content SHOULD also return the serialized
-    # JSON in a TextContent block").
-    if isinstance(value, str):
-        text = value
-    else:
-        text = _json_encode(structured.get("result") if signature.wrapped_output else structured).decode()
-    return {"content": [{"type": "text", "text": text}], "structuredContent": structured}
-
-
-def _to_content(value: Any) -> list[dict[str, Any]]:
-    if value is None:
-        return []
-    if isinstance(value, str):
-        return [{"type": "text", "text": value}]
-    if isinstance(value, CONTENT_TYPES):
-        return [msgspec.to_builtins(value)]
-    if isinstance(value, (list, tuple)) and any(isinstance(v, CONTENT_TYPES) for v in value):
-        blocks: list[dict[str, Any]] = []
-        for item in value:
-            blocks.extend(_to_content(item))
-        return blocks
-    if isinstance(value, bytes):
-        return [{"type": "text", "text": base64.b64encode(value).decode()}]
-    return [{"type": "text", "text": _json_encode(msgspec.to_builtins(value)).decode()}]
+            return error_result(f"Error executing tool {name}")
+        return error_result(f"Error executing tool {name}: {type(exc).__name__}: {exc}")
