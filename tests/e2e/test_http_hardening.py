@@ -255,7 +255,7 @@ def final(answer: httpx.Response) -> Any:
     return data[-1] if data else None
 
 
-def tool_call(request_id: int, name: str, **arguments: Any) -> dict[str, Any]:
+def tool_call(request_id: int | str, name: str, **arguments: Any) -> dict[str, Any]:
     return {
         "jsonrpc": "2.0",
         "id": request_id,
@@ -646,6 +646,51 @@ def test_requests_in_flight_per_session_are_capped_without_deadlock(tmp_path: Pa
                 if "result" in message:
                     break
         assert seen[-1]["result"]["content"][0]["text"] == "pinged"
+
+
+def test_a_batch_past_the_in_flight_cap_is_answered_member_by_member(tmp_path: Path) -> None:
+    """A 2025-03-26 batch of 10,000 requests with room for 3 more in the session: the 3 that fit are
+    served (two tool calls and a ping), each of the 9,997 others is answered -32000 with its own id
+    in the same array (JSON-RPC owes a response per request), the POST says when to retry, the call
+    already in flight finishes, and the session and the server go on serving."""
+    with serve(tmp_path, "--max-requests-per-session", "4") as served:
+        headers = initialize(served.url, "2025-03-26")
+        begun = threading.Event()
+
+        def long_nap() -> Any:
+            call = tool_call("long", "nap", seconds=3)
+            call["params"]["_meta"] = {"progressToken": "long"}
+            with httpx.stream("POST", served.url, json=call, headers=headers, timeout=30) as stream:
+                for line in stream.iter_lines():
+                    message = json.loads(line[6:]) if line.startswith("data: {") else {}
+                    if message.get("method") == "notifications/progress":
+                        begun.set()
+                    if "result" in message or "error" in message:
+                        return message
+            return None
+
+        with ThreadPoolExecutor(1) as pool:
+            running = pool.submit(long_nap)
+            assert begun.wait(10), running.result() if running.done() else "the nap did not begin"
+            batch: list[dict[str, Any]] = [tool_call(f"nap-{i}", "nap", seconds=0) for i in (0, 1)]
+            batch += [{"jsonrpc": "2.0", "id": i, "method": "ping"} for i in range(9_998)]
+            batch.insert(1, {"jsonrpc": "2.0", "method": "notifications/progress-less"})
+            answer = session_post(served.url, headers, batch)
+            assert answer.status_code == 200 and answer.headers["retry-after"] == "1"
+            members = final(answer)
+            assert isinstance(members, list) and len(members) == 10_000
+            by_id = {m["id"]: m for m in members}
+            assert len(by_id) == 10_000  # one answer per request, each with its own id
+            assert [by_id[f"nap-{i}"]["result"]["content"][0]["text"] for i in (0, 1)] == ["rested"] * 2
+            assert by_id[0] == {"jsonrpc": "2.0", "id": 0, "result": {}}
+            refused = [by_id[i]["error"] for i in range(1, 9_998)]
+            assert {e["code"] for e in refused} == {-32000}
+            assert "4 requests of this session are in flight" in refused[0]["message"]
+            assert running.result()["result"]["content"][0]["text"] == "rested"
+        again = session_post(served.url, headers, [{"jsonrpc": "2.0", "id": "after", "method": "ping"}])
+        assert (again.status_code, final(again)) == (200, [{"jsonrpc": "2.0", "id": "after", "result": {}}])
+        assert "retry-after" not in again.headers
+        assert "Traceback" not in served.log_text()
 
 
 # -- 3. protocol edges -----------------------------------------------------------------------------

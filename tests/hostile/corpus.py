@@ -3,7 +3,8 @@
 Every :class:`Case` is one message (or one raw line) a careless or hostile client might send. Its
 ``expect`` maps each transport it applies to onto the answer that transport owes: the HTTP status of
 the POST (``None`` over stdio) and the JSON-RPC answer (an error code, :data:`RESULT` for a success,
-:data:`NOTHING` for no answer at all, or a tuple of those for a batch's array, member by member).
+:data:`NOTHING` for no answer at all, or a tuple of those for a batch's array, member by member),
+and where a case says so the id each answer carries.
 
 Bodies are JSON values or raw bytes. For the 2026-07-28 transport a request body gets the per-request
 ``_meta`` (revision and client capabilities) and the standard headers unless the case says
@@ -46,7 +47,7 @@ HANDSHAKE_HTTP: Final = (SESSION, BATCH)
 RESULT: Final = 0  # a successful result
 NOTHING: Final = None  # no JSON-RPC answer at all
 
-PARSE, INVALID, NOT_FOUND, PARAMS = -32700, -32600, -32601, -32602
+PARSE, INVALID, NOT_FOUND, PARAMS, BUSY = -32700, -32600, -32601, -32602, -32000
 HEADER_MISMATCH, UNSUPPORTED_VERSION = -32020, -32022
 
 Answer = int | None | tuple[int | None, ...]
@@ -58,6 +59,8 @@ class Expect:
 
     status: int | None
     answer: Answer
+    #: The id each answer carries, in order (one for a lone answer), where the case checks it.
+    ids: tuple[Any, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -98,6 +101,12 @@ def _all(
     return expect
 
 
+def _handshake(expect: dict[str, Expect]) -> dict[str, Expect]:
+    """*expect* without the 2026-07-28 transport: for a case whose prelude (a slow call in flight)
+    has no meaning there (no session holds it)."""
+    return {transport: e for transport, e in expect.items() if transport != STATELESS}
+
+
 def _call(method: str, request_id: Any = "c", params: dict[str, Any] | None = None) -> dict[str, Any]:
     message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
     if params is not None:
@@ -122,6 +131,8 @@ HUGE_LINE = (
     b'{"jsonrpc":"2.0","id":"huge","method":"ping","params":{"pad":"' + b"x" * (16 * 1024 * 1024 + 1) + b'"}}'
 )
 DEEP_ARRAY = b"[" * 100_000
+#: The requests one session may have in flight (the server's default), and a batch far past it.
+IN_FLIGHT, BIG_BATCH = 256, 10_000
 DEEP_OBJECT = b'{"a":' * 100_000 + b"1" + b"}" * 100_000
 
 # 202 with nothing on any stream: what a notification or an answer owes in a handshake session.
@@ -555,16 +566,47 @@ CASES: Final[list[Case]] = [
         headers={"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/list"},
     ),
     # -- ids in flight -----------------------------------------------------------------------------
+    # The refusal is addressed to the id it refuses: JSON-RPC answers with the request's id unless it
+    # could not be read (here it was), and the client that reused it can match the error.
     Case(
         "duplicate-in-flight-id",
         _call("ping", "slow-1", {}),
         {
-            STDIO: Expect(None, INVALID),
-            SESSION: Expect(400, INVALID),
-            BATCH: Expect(400, INVALID),
-            SSE: Expect(202, INVALID),
+            STDIO: Expect(None, INVALID, ("slow-1",)),
+            SESSION: Expect(400, INVALID, ("slow-1",)),
+            BATCH: Expect(400, INVALID, ("slow-1",)),
+            SSE: Expect(202, INVALID, ("slow-1",)),
         },
         prelude=SLOW,
+    ),
+    # In a batch the reused id is one member's answer; the others are served.
+    Case(
+        "batch-duplicate-in-flight-id",
+        [_call("ping", "b1"), _call("ping", "slow-1"), _note("notifications/x")],
+        {
+            **_handshake(_all(INVALID, 400, INVALID)),
+            BATCH: Expect(200, (RESULT, INVALID), ("b1", "slow-1")),
+        },
+        prelude=SLOW,
+    ),
+    Case(
+        "batch-only-duplicate-in-flight-id",
+        [_call("ping", "slow-1"), _note("notifications/x")],
+        {**_handshake(_all(INVALID, 400, INVALID)), BATCH: Expect(200, (INVALID,), ("slow-1",))},
+        prelude=SLOW,
+    ),
+    # A batch larger than the requests a session may have in flight (256): the members that fit are
+    # served, each one past the cap answered -32000 with its own id (JSON-RPC owes an answer per
+    # request; 2025-03-26 owes a POST with requests in it JSON or an event stream, not a 4xx).
+    Case(
+        "batch-over-the-in-flight-cap",
+        [_call("ping", i) for i in range(BIG_BATCH)],
+        {
+            **_all(INVALID, 400, INVALID),
+            BATCH: Expect(
+                200, (RESULT,) * IN_FLIGHT + (BUSY,) * (BIG_BATCH - IN_FLIGHT), tuple(range(BIG_BATCH))
+            ),
+        },
     ),
     Case(
         "cross-session-id",

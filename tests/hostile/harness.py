@@ -18,7 +18,15 @@ import httpx
 
 from .corpus import META_2026, STATELESS, Case
 
-__all__ = ["SSEStream", "StdioTarget", "encode_body", "error_code", "parse_sse", "request_headers"]
+__all__ = [
+    "SSEStream",
+    "StdioTarget",
+    "answer_ids",
+    "encode_body",
+    "error_code",
+    "parse_sse",
+    "request_headers",
+]
 
 ACCEPT: Final = "application/json, text/event-stream"
 TIMEOUT: Final = 10.0
@@ -77,6 +85,12 @@ def messages_of(response: httpx.Response) -> list[Any]:
     if "application/json" in kind and response.content:
         return [response.json()]
     return []
+
+
+def answer_ids(answers: list[Any]) -> tuple[Any, ...]:
+    """The id of each answer: of the one answer, or of each member of a batch's array."""
+    members = answers[0] if len(answers) == 1 and isinstance(answers[0], list) else answers
+    return tuple(m.get("id") if isinstance(m, dict) else m for m in members)
 
 
 def error_code(message: Any) -> int | None:

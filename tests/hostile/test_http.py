@@ -33,6 +33,7 @@ from .harness import (
     ACCEPT,
     TIMEOUT,
     SSEStream,
+    answer_ids,
     encode_body,
     error_code,
     messages_of,
@@ -236,6 +237,8 @@ def check(server: Server, transport: str, case: Case) -> None:
         assert len(answers) == 1, answers
         got = error_code(answers[0])
     assert (status, got) == (expect.status, expect.answer), answers
+    if expect.ids is not None:
+        assert answer_ids(answers) == expect.ids, answers
     server.serves(transport)
     server.bystanders_saw_nothing()
 

@@ -15,7 +15,7 @@ import pytest
 
 from ..conftest import mcpkit_run
 from .corpus import NOTHING, RESULT, STDIO, Case, cases_for
-from .harness import StdioTarget, encode_body, error_code, probe_id
+from .harness import StdioTarget, answer_ids, encode_body, error_code, probe_id
 
 pytestmark = pytest.mark.e2e
 
@@ -75,6 +75,8 @@ def check(targets: tuple[StdioTarget, StdioTarget], case: Case) -> None:
         assert len(answers) == 1, answers
         got = error_code(answers[0])
     assert got == expect.answer, answers
+    if expect.ids is not None:
+        assert answer_ids(answers) == expect.ids, answers
     # The server keeps serving, and the other connection heard nothing.
     [answer] = server.call("tools/call", {"name": "greet", "arguments": {"name": "Ada"}})
     assert answer["result"]["content"][0]["text"] == "Hello, Ada!"

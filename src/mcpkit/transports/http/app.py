@@ -26,9 +26,9 @@ a handshake-era session belongs to the subject that opened it: another subject's
 
 Everything a client can make the server hold is bounded, by the settings below: the body, how long
 its rest may take, the number of handshake-era sessions (then ``initialize`` gets 503 and
-``Retry-After``), the requests in flight per session (then a JSON-RPC error answers at once; answers
-the client sends to the server's own requests never count, so a handler waiting on the client cannot
-deadlock), and the messages queued for a stream the client does not read (then that stream ends).
+``Retry-After``), the requests in flight per session (then a JSON-RPC error answers at once, each
+member of a batch past the cap its own, see :mod:`.admission`; answers the client sends to the
+server's own requests never count, so a handler waiting on the client cannot deadlock), and the messages queued for a stream the client does not read (then that stream ends).
 The request head is bounded where it is parsed (:mod:`._uvicorn`).
 """
 
@@ -62,6 +62,7 @@ from ._asgi import (
     request_headers,
     send_json,
 )
+from .admission import admit_batch, answerable_ids, refuse_busy, refuse_in_use
 from .auth import AuthGate, ProtectedResourceMetadata, owner_of
 from .cors import CorsPolicy
 from .legacy_sse import open_sse, post_message
@@ -117,7 +118,8 @@ class StreamableHTTPApp:
             ``client`` of the request: behind a proxy, that is the proxy unless the server is told
             to trust its forwarding headers); beyond it, 503 as above.
         max_requests_per_session: requests of one session being handled at once; one more is
-            answered with a JSON-RPC error (-32000) at once.
+            answered with a JSON-RPC error (-32000) at once (in a batch: each member past the cap,
+            with its own id, while those within it are served).
         stream_queue_limit: messages queued for one GET, listen or HTTP+SSE stream whose client
             does not read it; beyond it that stream is ended (nothing else waits for it).
         auth: protect the endpoint (:class:`~mcpkit.auth.ResourceServerAuth`): every MCP request
@@ -473,12 +475,18 @@ class StreamableHTTPApp:
         send: Send,
     ) -> None:
         served = session.served
-        peer = served.peer
         message: jsonrpc.Event | list[jsonrpc.Event | RemoteProtocolError]
+        extra: list[tuple[bytes, bytes]] = []
         if type(decoded) is jsonrpc.Request:  # nearly every POST: one request, tested at once
             message = decoded
             ids = [decoded.id]
-            in_use = decoded.id in session.streams
+            if decoded.id in session.streams:
+                await refuse_in_use(send, decoded.id)
+                return
+            if len(session.streams) >= self.max_requests_per_session:
+                await refuse_busy(session, send, decoded.id, self.max_requests_per_session)
+                return
+            stream = session.open_stream(ids)
         else:
             try:
                 message = served.connection.accept(decoded)  # batches only where the revision has them
@@ -488,35 +496,16 @@ class StreamableHTTPApp:
             events: list[jsonrpc.Event | RemoteProtocolError] = (
                 message if isinstance(message, list) else [message]
             )
-            ids = _answerable_ids(events)
-            in_use = any(request_id in session.streams for request_id in ids)
-        if not ids:
-            # Notifications and answers to our requests: "the server MUST return ... 202 Accepted".
-            # A batch member that was not even JSON-RPC, with no id, is answered here: it has no
-            # request to ride on.
-            bad = [e for e in events if isinstance(e, RemoteProtocolError)]
-            good: list[jsonrpc.Event | RemoteProtocolError] = [e for e in events if e not in bad]
-            if self.fleet is not None:  # answers and cancellations: to the replica they concern
-                travel = [e for e in good if _for_any_replica(e)]
-                good = [e for e in good if e not in travel]
-                await self.fleet.forward(
-                    session.id, [jsonrpc.encode(e) for e in travel if not isinstance(e, RemoteProtocolError)]
-                )
-            if good:
-                await peer.deliver(message if not bad else good)
-            if bad:
-                await send_json(send, 400, b"[" + b",".join(error_response(None, e) for e in bad) + b"]")
-            else:
-                await plain(send, 202, b"")
-            return
-        if in_use:
-            # "The request ID MUST NOT match the ID of any other request ... not yet received a response"
-            await error(send, 400, None, INVALID_REQUEST, "Bad Request: a request id is already in use")
-            return
-        if len(session.streams) + len(ids) > self.max_requests_per_session:
-            await self._busy(session, message, ids, send)
-            return
-        stream = session.open_stream(ids)
+            if not answerable_ids(events):
+                await self._accept(session, message, events, send)
+                return
+            # A batch: its members within the cap go in, the others are answered each (.admission).
+            admitted = admit_batch(session, events, self.max_requests_per_session)
+            if not admitted.ids:
+                await admitted.answer_now(session, send)
+                return
+            message, ids, extra = admitted.events, admitted.ids, admitted.headers
+            stream = admitted.open_stream(session)
 
         def resumable() -> ResumableStream | None:
             # Asked only of an answer that becomes an event stream (a JSON answer has no events):
@@ -533,33 +522,37 @@ class StreamableHTTPApp:
         if type(message) is jsonrpc.Request and self.fleet is None:
             await _answer_here(session, message, stream, ids, receive, send, accepts_sse, resumable)
             return
-        await peer.deliver(message)
+        await served.peer.deliver(message)
         if self.fleet is not None and isinstance(message, jsonrpc.Request) and message.method in REPLAYED:
             await self.fleet.replay_elsewhere(session, message)
-        await respond(session, stream, ids, receive, send, accepts_sse, resumable)
+        await respond(session, stream, ids, receive, send, accepts_sse, resumable, extra)
 
-    async def _busy(
+    async def _accept(
         self,
         session: HTTPSession,
         message: jsonrpc.Event | list[jsonrpc.Event | RemoteProtocolError],
-        ids: list[jsonrpc.RequestId],
+        events: list[jsonrpc.Event | RemoteProtocolError],
         send: Send,
     ) -> None:
-        """Too many requests in flight: each is answered with an error now, nothing is started.
-        (A batch's notifications and answers still go in: only requests are held back.)"""
-        logger.info("session %s: %d requests in flight, refusing more", session.id[:8], len(session.streams))
-        if isinstance(message, list):
-            kinds = (jsonrpc.Notification, jsonrpc.Response, jsonrpc.ErrorResponse)
-            rest: list[jsonrpc.Event | RemoteProtocolError] = [e for e in message if isinstance(e, kinds)]
-            if rest:
-                await session.served.peer.deliver(rest)
-        text = f"Server busy: {self.max_requests_per_session} requests of this session are in flight"
-        answers = [
-            jsonrpc.encode(jsonrpc.ErrorResponse(id=i, error={"code": SERVER_BUSY, "message": text}))
-            for i in ids
-        ]
-        body = b"[" + b",".join(answers) + b"]" if isinstance(message, list) else answers[0]
-        await send_json(send, 200, body, [(b"retry-after", b"1")])
+        """A POST with no request in it (notifications, answers to the server's requests)."""
+        peer = session.served.peer
+        # Notifications and answers to our requests: "the server MUST return ... 202 Accepted".
+        # A batch member that was not even JSON-RPC, with no id, is answered here: it has no
+        # request to ride on.
+        bad = [e for e in events if isinstance(e, RemoteProtocolError)]
+        good: list[jsonrpc.Event | RemoteProtocolError] = [e for e in events if e not in bad]
+        if self.fleet is not None:  # answers and cancellations: to the replica they concern
+            travel = [e for e in good if _for_any_replica(e)]
+            good = [e for e in good if e not in travel]
+            await self.fleet.forward(
+                session.id, [jsonrpc.encode(e) for e in travel if not isinstance(e, RemoteProtocolError)]
+            )
+        if good:
+            await peer.deliver(message if not bad else good)
+        if bad:
+            await send_json(send, 400, b"[" + b",".join(error_response(None, e) for e in bad) + b"]")
+        else:
+            await plain(send, 202, b"")
 
     async def _get_or_delete(
         self, method: str, headers: dict[str, str], receive: Receive, send: Send, owner: str | None
@@ -669,17 +662,6 @@ def _for_any_replica(event: jsonrpc.Event | RemoteProtocolError) -> bool:
     if isinstance(event, (jsonrpc.Response, jsonrpc.ErrorResponse)):
         return True
     return isinstance(event, jsonrpc.Notification) and event.method == "notifications/cancelled"
-
-
-def _answerable_ids(events: list[jsonrpc.Event | RemoteProtocolError]) -> list[jsonrpc.RequestId]:
-    """The ids the answer to a POST will carry: its requests', and its bad members' that have one."""
-    ids: list[jsonrpc.RequestId] = []
-    for e in events:
-        if isinstance(e, jsonrpc.Request):
-            ids.append(e.id)
-        elif isinstance(e, RemoteProtocolError) and e.request_id is not None:
-            ids.append(e.request_id)
-    return ids
 
 
 #: Headers that say what a message is or where it belongs: one value each, or an intermediary that
