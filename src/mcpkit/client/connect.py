@@ -45,6 +45,7 @@ from .._versions import (
 )
 from ..session import Peer
 from ..transports.base import Transport
+from ..transports.stdio import DEFAULT_MAX_MESSAGE_BYTES
 from ..types import Implementation
 from .callbacks import handshake_capabilities
 
@@ -61,6 +62,7 @@ __all__ = [
     "open_legacy_sse",
     "open_transport",
     "refused_post",
+    "user_headers",
 ]
 
 #: The one revision the HTTP+SSE transport was defined for.
@@ -93,15 +95,18 @@ async def open_transport(
     stderr: int | IO[bytes] | None,
     headers: dict[str, str] | None = None,
     auth: httpx.Auth | None = None,
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
 ) -> Transport:
     """A Streamable HTTP transport for a URL (sending *headers* with every request, authorized by
     *auth*, an :class:`httpx.Auth` such as :class:`~mcpkit.client.auth.OAuth`), a spawned
     process for a command line (a string split as a shell would, or a list of arguments), or
-    *target* itself if it is a transport."""
+    *target* itself if it is a transport. Either reads no message larger than *max_message_bytes*."""
     if is_url(target):
         from ..transports.http_client import HTTPClientTransport  # httpx only for HTTP
 
-        return HTTPClientTransport(str(target), headers=headers, auth=auth)
+        return HTTPClientTransport(
+            str(target), headers=headers, auth=auth, max_message_bytes=max_message_bytes
+        )
     if isinstance(target, str):
         command = shlex.split(target)
     elif isinstance(target, (list, tuple)):
@@ -110,16 +115,21 @@ async def open_transport(
         return target  # type: ignore[return-value]  # a Transport given directly
     from ..transports.stdio import StdioClientTransport
 
-    return await StdioClientTransport.spawn(command, env=env, cwd=cwd, stderr=stderr)
+    return await StdioClientTransport.spawn(
+        command, env=env, cwd=cwd, stderr=stderr, max_message_bytes=max_message_bytes
+    )
 
 
 async def open_legacy_sse(
-    url: str, headers: dict[str, str] | None = None, auth: httpx.Auth | None = None
+    url: str,
+    headers: dict[str, str] | None = None,
+    auth: httpx.Auth | None = None,
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
 ) -> Transport:
     """The 2024-11-05 HTTP+SSE transport at *url*, once its ``endpoint`` event has arrived."""
     from ..transports.sse_client import SSEClientTransport
 
-    transport = SSEClientTransport(url, headers=headers, auth=auth)
+    transport = SSEClientTransport(url, headers=headers, auth=auth, max_message_bytes=max_message_bytes)
     await transport.open()
     return transport
 
@@ -134,6 +144,31 @@ def refused_post(exc: RPCError) -> bool:
     JSON-RPC error (the HTTP transport then reports the status as ``data["httpStatus"]``)."""
     status = exc.data.get("httpStatus") if isinstance(exc.data, dict) else None
     return status in _LEGACY_SSE_STATUSES
+
+
+#: Headers the transports set themselves: a caller's value would contradict the protocol's.
+_PROTOCOL_HEADERS = frozenset(
+    {
+        "accept",
+        "content-type",
+        "last-event-id",
+        "mcp-protocol-version",
+        "mcp-session-id",
+        "mcp-method",
+        "mcp-name",
+    }
+)
+
+
+def user_headers(headers: dict[str, str] | None) -> dict[str, str] | None:
+    """*headers* for every HTTP request, refusing the protocol's own (and any ``Mcp-Param-*``)."""
+    if not headers:
+        return None
+    for name in headers:
+        lowered = name.lower()
+        if lowered in _PROTOCOL_HEADERS or lowered.startswith("mcp-param-"):
+            raise ValueError(f"the {name} header is set by the protocol; it cannot be given in headers=")
+    return dict(headers)
 
 
 async def agree(

@@ -24,6 +24,7 @@ from .._jsonrpc import Notification, Request
 from .._versions import STATELESS_VERSIONS, Era, era_of
 from ..session import Peer
 from ..transports.base import Transport
+from ..transports.stdio import DEFAULT_MAX_MESSAGE_BYTES
 from ..types import Implementation
 from . import callbacks
 from .cache import ResultCache
@@ -38,6 +39,7 @@ from .connect import (
     open_legacy_sse,
     open_transport,
     refused_post,
+    user_headers,
 )
 from .exchange import (
     Deadlines,
@@ -107,6 +109,7 @@ class ClientCore:
         extensions: dict[str, dict[str, Any]] | None = None,
         ui: bool = False,
         telemetry: bool = False,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
     ) -> None:
         if protocol_version is not None and era_of(protocol_version) is None:
             raise ValueError(f"unsupported protocol version {protocol_version!r}")
@@ -159,8 +162,10 @@ class ClientCore:
         self._env = env
         self._cwd = cwd
         self._stderr = stderr
-        self._headers = _user_headers(headers)
+        self._headers = user_headers(headers)
         self._auth = auth
+        #: The largest message read from the server (a stdio line, an HTTP body, an SSE event).
+        self.max_message_bytes = max_message_bytes
         self._transport: Transport | None = None
         self._peer: Peer | None = None
         self._reader: asyncio.Task[None] | None = None
@@ -224,6 +229,7 @@ class ClientCore:
                 stderr=self._stderr,
                 headers=self._headers,
                 auth=self._auth,
+                max_message_bytes=self.max_message_bytes,
             )
             probe = self._attach(transport)
             try:
@@ -244,7 +250,11 @@ class ClientCore:
                 # "If it fails with an HTTP 4xx status code ... issue a GET request to the server URL,
                 # expecting ... an SSE stream" of the 2024-11-05 HTTP+SSE transport.
                 await self.aclose()
-                self._attach(await open_legacy_sse(str(self._target), self._headers, self._auth))
+                self._attach(
+                    await open_legacy_sse(
+                        str(self._target), self._headers, self._auth, self.max_message_bytes
+                    )
+                )
                 with self._naming_exit():
                     agreement = await self._initialize(legacy_sse_version(self._forced))
         except BaseException:
@@ -503,28 +513,3 @@ class ClientCore:
     async def _default_log(self, params: dict[str, Any]) -> None:
         level = _PY_LEVELS.get(str(params.get("level")), logging.INFO)
         server_logger.log(level, "%s", params.get("data"), extra={"mcp_logger": params.get("logger")})
-
-
-#: Headers the transports set themselves: a caller's value would contradict the protocol's.
-_PROTOCOL_HEADERS = frozenset(
-    {
-        "accept",
-        "content-type",
-        "last-event-id",
-        "mcp-protocol-version",
-        "mcp-session-id",
-        "mcp-method",
-        "mcp-name",
-    }
-)
-
-
-def _user_headers(headers: dict[str, str] | None) -> dict[str, str] | None:
-    """*headers* for every HTTP request, refusing the protocol's own (and any ``Mcp-Param-*``)."""
-    if not headers:
-        return None
-    for name in headers:
-        lowered = name.lower()
-        if lowered in _PROTOCOL_HEADERS or lowered.startswith("mcp-param-"):
-            raise ValueError(f"the {name} header is set by the protocol; it cannot be given in headers=")
-    return dict(headers)

@@ -27,16 +27,16 @@ import asyncio
 import contextlib
 import json
 import logging
-import ssl
-from collections.abc import Iterable
 from typing import Any
 
-import httpcore
 import httpx
 
-from .._errors import ConnectionClosed
+from .._errors import ConnectionClosed, TransportError
 from .._headers import encode_header_value, header_value_of, value_at
 from .._methods import mcp_name_field
+from ._asyncio_http import POOL_IS_HTTPX_ONLY_STATE, AsyncioTransport
+from ._bounded import ACCEPT_ENCODING, SSEEvent, read_body, sse_events
+from .stdio import DEFAULT_MAX_MESSAGE_BYTES
 
 __all__ = ["HTTPClientTransport"]
 
@@ -55,7 +55,12 @@ class _StreamState:
 
 
 class HTTPClientTransport:
-    """Talks to the MCP endpoint at *url*, authorizing requests with *auth* if given."""
+    """Talks to the MCP endpoint at *url*, authorizing requests with *auth* if given.
+
+    No answer, event or line the server sends is held past *max_message_bytes* (see
+    :mod:`._bounded`): a request whose answer is larger fails with an error naming the limit, and a
+    session stream that sends one is dropped (logged); the transport goes on serving either way.
+    """
 
     def __init__(
         self,
@@ -64,16 +69,18 @@ class HTTPClientTransport:
         headers: dict[str, str] | None = None,
         timeout: float | None = None,
         auth: httpx.Auth | None = None,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
     ) -> None:
         self.url = url
+        self.max_message_bytes = max_message_bytes
         # *auth* (an OAuth flow, say) is httpx's business: every request goes through it. Plain
-        # HTTP without it (a local server) goes over asyncio's own streams (see _AsyncioNetwork).
-        plain = auth is None and url.startswith("http://") and _POOL_IS_HTTPX_ONLY_STATE
+        # HTTP without it (a local server) goes over asyncio's own streams (see :mod:`._asyncio_http`).
+        plain = auth is None and url.startswith("http://") and POOL_IS_HTTPX_ONLY_STATE
         self._http = httpx.AsyncClient(
-            headers=headers,
+            headers={"Accept-Encoding": ACCEPT_ENCODING, **(headers or {})},
             timeout=httpx.Timeout(timeout, connect=10.0),
             auth=auth,
-            transport=_AsyncioTransport() if plain else None,
+            transport=AsyncioTransport() if plain else None,
         )
         self._inbox: asyncio.Queue[bytes | None] = asyncio.Queue()
         self._posts: dict[Any, asyncio.Task[None]] = {}
@@ -169,6 +176,9 @@ class HTTPClientTransport:
                 return
             except asyncio.CancelledError:
                 raise
+            except TransportError as exc:  # too large (MessageTooLarge), or undecodable
+                self._fail(request_id, f"{exc} (max_message_bytes; from {self.url})", None, exc)
+                return
             except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as exc:
                 # A kept-alive connection the server had just closed fails before any answer: the
                 # request never arrived, so it is sent once more on a fresh connection.
@@ -186,7 +196,7 @@ class HTTPClientTransport:
         if kind.startswith("text/event-stream"):
             await self._read_events(reply, request_id)
             return
-        body = await reply.aread()
+        body = await read_body(reply, self.max_message_bytes)
         if request_id is None:
             return  # a notification or an answer: nothing comes back for it but 202
         if reply.status_code == 404 and self.session_id is not None:
@@ -269,6 +279,13 @@ class HTTPClientTransport:
                         ):
                             return
                         await self._pump(reply, None, stream)
+                except TransportError as exc:  # MessageTooLarge, or undecodable
+                    # Resuming would be sent the same event again: the stream is given up, the
+                    # session and its requests go on.
+                    logger.warning(
+                        "dropping the session's event stream from %s: %s (max_message_bytes)", self.url, exc
+                    )
+                    return
                 except httpx.HTTPError:
                     self._listen_answered(listening)  # the GET failed: there is no stream to wait for
                 await asyncio.sleep((stream.retry_ms if stream.retry_ms is not None else 1000) / 1000)
@@ -304,21 +321,14 @@ class HTTPClientTransport:
 
     async def _pump(self, reply: httpx.Response, request_id: Any, stream: _StreamState) -> None:
         """Pass each event's data to the inbox, noting ids, ``retry`` and whether the answer came."""
-        data_lines: list[str] = []
-        async for line in reply.aiter_lines():
-            if line.startswith("data:"):
-                data_lines.append(line[5:].removeprefix(" "))
-            elif line.startswith("id:"):
-                stream.last_event_id = line[3:].strip()
-            elif line.startswith("retry:") and line[6:].strip().isdigit():
-                stream.retry_ms = int(line[6:].strip())
-            elif not line and data_lines:
-                self._deliver("\n".join(data_lines).encode(), request_id, stream)
-                data_lines = []
-            elif not line:
-                data_lines = []
-        if data_lines:
-            self._deliver("\n".join(data_lines).encode(), request_id, stream)
+        event: SSEEvent
+        async for event in sse_events(reply, self.max_message_bytes):
+            if event.id is not None:
+                stream.last_event_id = event.id
+            if event.retry is not None:
+                stream.retry_ms = event.retry
+            if event.data:
+                self._deliver(event.data, request_id, stream)
 
     def _deliver(self, data: bytes, request_id: Any, stream: _StreamState) -> None:
         if not data.strip():
@@ -358,147 +368,6 @@ class HTTPClientTransport:
                 await self._http.delete(self.url, headers={"Mcp-Session-Id": self.session_id})
         await self._http.aclose()
         self._inbox.put_nowait(None)
-
-
-class _AsyncioStream(httpcore.AsyncNetworkStream):
-    """One connection, on asyncio's streams (what httpcore reads and writes through)."""
-
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self._reader = reader
-        self._writer = writer
-
-    async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
-        try:
-            if timeout is None:
-                return await self._reader.read(max_bytes)
-            async with asyncio.timeout(timeout):
-                return await self._reader.read(max_bytes)
-        except TimeoutError as exc:
-            raise httpcore.ReadTimeout(str(exc)) from exc
-        except OSError as exc:
-            raise httpcore.ReadError(str(exc)) from exc
-
-    async def write(self, buffer: bytes, timeout: float | None = None) -> None:
-        if not buffer:
-            return
-        if self._writer.is_closing():
-            raise httpcore.WriteError("the connection is closed")
-        try:
-            self._writer.write(buffer)
-            if timeout is None:
-                await self._writer.drain()
-                return
-            async with asyncio.timeout(timeout):
-                await self._writer.drain()
-        except TimeoutError as exc:
-            raise httpcore.WriteTimeout(str(exc)) from exc
-        except OSError as exc:
-            raise httpcore.WriteError(str(exc)) from exc
-
-    async def aclose(self) -> None:
-        self._writer.close()
-
-    async def start_tls(
-        self, ssl_context: ssl.SSLContext, server_hostname: str | None = None, timeout: float | None = None
-    ) -> httpcore.AsyncNetworkStream:
-        try:
-            async with asyncio.timeout(timeout):
-                await self._writer.start_tls(ssl_context, server_hostname=server_hostname)
-        except TimeoutError as exc:
-            self._writer.close()
-            raise httpcore.ConnectTimeout(str(exc)) from exc
-        except OSError as exc:  # ssl.SSLError is one
-            self._writer.close()
-            raise httpcore.ConnectError(str(exc)) from exc
-        return self
-
-    def get_extra_info(self, info: str) -> Any:
-        if info == "is_readable":
-            # Asked of every idle connection before each request ("has the server closed it?"):
-            # an end of stream asyncio has already read, rather than a poll(2) of the socket.
-            return self._reader.at_eof()
-        name = _EXTRA_INFO.get(info)
-        return None if name is None else self._writer.get_extra_info(name)
-
-
-#: httpcore's names for what a connection can tell, and asyncio's.
-_EXTRA_INFO = {
-    "ssl_object": "ssl_object",
-    "client_addr": "sockname",
-    "server_addr": "peername",
-    "socket": "socket",
-}
-
-
-class _AsyncioNetwork(httpcore.AsyncNetworkBackend):
-    """Connections on asyncio's streams instead of anyio's, for the client's plain-HTTP requests.
-
-    The client only ever runs on asyncio, and anyio's layer cost more CPU than the HTTP itself:
-    cancel scopes around each read and write, and, before every request, a dict of the socket's
-    attributes built (with a getpeername(2)) and a poll(2) for each idle connection of the pool
-    (httpcore asks each one whether the server has closed it).
-    """
-
-    async def connect_tcp(
-        self,
-        host: str,
-        port: int,
-        timeout: float | None = None,
-        local_address: str | None = None,
-        socket_options: Iterable[Any] | None = None,
-    ) -> httpcore.AsyncNetworkStream:
-        local = (local_address, 0) if local_address is not None else None
-        try:
-            async with asyncio.timeout(timeout):
-                reader, writer = await asyncio.open_connection(host, port, local_addr=local)
-        except TimeoutError as exc:
-            raise httpcore.ConnectTimeout(str(exc)) from exc
-        except OSError as exc:
-            raise httpcore.ConnectError(str(exc)) from exc
-        sock = writer.get_extra_info("socket")
-        for option in socket_options or ():
-            sock.setsockopt(*option)
-        return _AsyncioStream(reader, writer)
-
-    async def connect_unix_socket(
-        self, path: str, timeout: float | None = None, socket_options: Iterable[Any] | None = None
-    ) -> httpcore.AsyncNetworkStream:
-        try:
-            async with asyncio.timeout(timeout):
-                reader, writer = await asyncio.open_unix_connection(path)
-        except TimeoutError as exc:
-            raise httpcore.ConnectTimeout(str(exc)) from exc
-        except OSError as exc:
-            raise httpcore.ConnectError(str(exc)) from exc
-        return _AsyncioStream(reader, writer)
-
-    async def sleep(self, seconds: float) -> None:
-        await asyncio.sleep(seconds)
-
-
-#: _AsyncioTransport builds httpx's connection pool itself, which it can only while the pool is all
-#: the state httpx's transport keeps (so in the releases it was written against); any other httpx
-#: gets httpx's own transport, slower but sure.
-_POOL_IS_HTTPX_ONLY_STATE: bool = httpx.__version__.startswith(("0.27.", "0.28."))
-
-
-class _AsyncioTransport(httpx.AsyncHTTPTransport):
-    """httpx's transport, its connection pool on :class:`_AsyncioNetwork`.
-
-    httpx takes no network backend, so this builds the pool itself (with httpx's default limits)
-    where httpx's ``__init__`` would; that would also build an SSL context (~10 ms, certificates
-    loaded) which plain HTTP never uses. Every other method is httpx's, and uses only the pool.
-    """
-
-    def __init__(self) -> None:  # no super().__init__(): it would build the pool replaced here
-        limits = httpx.Limits(max_connections=100, max_keepalive_connections=20)  # httpx's defaults
-        self._pool = httpcore.AsyncConnectionPool(
-            ssl_context=None,  # plain HTTP only; httpcore makes a default one if TLS is ever asked for
-            max_connections=limits.max_connections,
-            max_keepalive_connections=limits.max_keepalive_connections,
-            keepalive_expiry=limits.keepalive_expiry,
-            network_backend=_AsyncioNetwork(),
-        )
 
 
 def _answer_to(request_id: Any, body: bytes) -> bytes | None:

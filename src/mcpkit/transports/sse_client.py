@@ -6,6 +6,8 @@ issue a GET request to the server URL, expecting that this will open an SSE stre
 ``endpoint`` event as the first event." (2025-03-26, basic/transports, backwards compatibility)
 
 Everything the server says arrives on that one stream; the client POSTs each message to the endpoint.
+No event or line of it is held past ``max_message_bytes`` (see :mod:`._bounded`): one larger ends
+the stream, and with it this transport (logged), for nothing else can carry the server's messages.
 """
 
 from __future__ import annotations
@@ -13,14 +15,19 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 from typing import Any
 from urllib.parse import urljoin
 
 import httpx
 
-from .._errors import ConnectionClosed
+from .._errors import ConnectionClosed, TransportError
+from ._bounded import ACCEPT_ENCODING, read_body, sse_events
+from .stdio import DEFAULT_MAX_MESSAGE_BYTES
 
 __all__ = ["SSEClientTransport"]
+
+logger = logging.getLogger("mcpkit.client")
 
 
 class SSEClientTransport:
@@ -33,10 +40,16 @@ class SSEClientTransport:
         headers: dict[str, str] | None = None,
         endpoint_timeout: float = 10.0,
         auth: httpx.Auth | None = None,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
     ) -> None:
         self.url = url
         self.endpoint_timeout = endpoint_timeout
-        self._http = httpx.AsyncClient(headers=headers, timeout=httpx.Timeout(None, connect=10.0), auth=auth)
+        self.max_message_bytes = max_message_bytes
+        self._http = httpx.AsyncClient(
+            headers={"Accept-Encoding": ACCEPT_ENCODING, **(headers or {})},
+            timeout=httpx.Timeout(None, connect=10.0),
+            auth=auth,
+        )
         self._inbox: asyncio.Queue[bytes | None] = asyncio.Queue()
         self._endpoint: asyncio.Future[str] = asyncio.get_running_loop().create_future()
         self._stream: asyncio.Task[None] | None = None
@@ -56,19 +69,17 @@ class SSEClientTransport:
             async with self._http.stream("GET", self.url, headers={"Accept": "text/event-stream"}) as reply:
                 if reply.status_code != 200:
                     raise ConnectionClosed(f"HTTP {reply.status_code} from {self.url}")
-                kind, data = "message", []
-                async for line in reply.aiter_lines():
-                    if line.startswith("event:"):
-                        kind = line[6:].strip()
-                    elif line.startswith("data:"):
-                        data.append(line[5:].removeprefix(" "))
-                    elif not line:
-                        if kind == "endpoint" and data and not self._endpoint.done():
-                            self._endpoint.set_result(urljoin(self.url, data[0].strip()))
-                        elif kind == "message" and data:
-                            self._inbox.put_nowait("\n".join(data).encode())
-                        kind, data = "message", []
+                async for event in sse_events(reply, self.max_message_bytes):
+                    if event.kind == "endpoint" and event.data and not self._endpoint.done():
+                        endpoint = event.data.split(b"\n", 1)[0].decode("utf-8", "replace").strip()
+                        self._endpoint.set_result(urljoin(self.url, endpoint))
+                    elif event.kind == "message" and event.data:
+                        self._inbox.put_nowait(event.data)
         except (httpx.HTTPError, ConnectionClosed) as exc:
+            if not self._endpoint.done():
+                self._endpoint.set_exception(ConnectionClosed(str(exc)))
+        except TransportError as exc:  # too large (MessageTooLarge), or undecodable
+            logger.warning("dropping the HTTP+SSE stream of %s: %s (max_message_bytes)", self.url, exc)
             if not self._endpoint.done():
                 self._endpoint.set_exception(ConnectionClosed(str(exc)))
         finally:
@@ -84,9 +95,11 @@ class SSEClientTransport:
     async def send(self, message: bytes) -> None:
         if self._closed:
             raise ConnectionClosed("the HTTP+SSE transport is closed")
-        reply = await self._http.post(
-            await self._endpoint, content=message, headers={"Content-Type": "application/json"}
-        )
+        async with self._http.stream(
+            "POST", await self._endpoint, content=message, headers={"Content-Type": "application/json"}
+        ) as reply:
+            # Nothing of the body is used ("Accepted"), but read, bounded, the connection is kept.
+            await read_body(reply, self.max_message_bytes)
         if reply.status_code >= 400:
             data: dict[str, Any] = json.loads(message)
             if "id" in data and "method" in data:  # the request will never be answered: say so

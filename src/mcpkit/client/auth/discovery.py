@@ -26,6 +26,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
+from .documents import fetch_document
 from .errors import OAuthError
 
 __all__ = [
@@ -189,18 +190,33 @@ def resource_allowed(published: str, server_url: str) -> bool:
     return our_path == their_path or our_path.startswith(their_path + "/")
 
 
-async def _get_json(http: httpx.AsyncClient, url: str, headers: dict[str, str]) -> dict[str, Any] | None:
+async def _get_json(
+    http: httpx.AsyncClient, url: str, headers: dict[str, str], what: str
+) -> dict[str, Any] | None:
+    """The JSON object at *url*, or ``None`` if there is none (a failure, another status, not an
+    object). Raises :class:`OAuthError` for one larger than
+    :data:`~.documents.MAX_DOCUMENT_BYTES`."""
     try:
-        reply = await http.get(url, headers={"Accept": "application/json", **headers})
+        reply = await fetch_document(
+            http, "GET", url, what=what, headers={"Accept": "application/json", **headers}
+        )
+    except OAuthError:
+        raise
     except httpx.HTTPError:
         return None
     if reply.status_code != 200:
         return None
-    try:
-        body = reply.json()
-    except ValueError:
-        return None
-    return body if isinstance(body, dict) else None
+    return reply.json if isinstance(reply.json, dict) else None
+
+
+def require_secure(url: str, what: str) -> None:
+    """Refuse *url* unless :func:`secure`: tokens, codes and the metadata that names where they go
+    must not cross the network in clear."""
+    if not secure(url):
+        raise OAuthError(
+            f"{what} {url} is not HTTPS: it must be (plain HTTP only to this machine)",
+            error="insecure_endpoint",
+        )
 
 
 def _version_header(version: str | None) -> dict[str, str]:
@@ -220,7 +236,7 @@ async def fetch_protected_resource(
     candidates = [challenge.resource_metadata] if challenge.resource_metadata else []
     candidates += [url for url in prm_urls(server_url) if url not in candidates]
     for url in candidates:
-        body = await _get_json(http, url, _version_header(version))
+        body = await _get_json(http, url, _version_header(version), "protected resource metadata")
         if body is None:
             continue
         resource, servers = body.get("resource"), body.get("authorization_servers")
@@ -248,15 +264,33 @@ def same_issuer(published: Any, expected: str) -> bool:
     return isinstance(published, str) and published in (expected, expected.rstrip("/"))
 
 
+#: The URLs an authorization server's metadata gives that the client may send to or be sent to:
+#: each must be HTTPS, as the issuer itself must ("All authorization server endpoints MUST be served
+#: over HTTPS").
+_ENDPOINTS: Final = (
+    "token_endpoint",
+    "authorization_endpoint",
+    "registration_endpoint",
+    "jwks_uri",
+    "revocation_endpoint",
+    "introspection_endpoint",
+    "userinfo_endpoint",
+    "device_authorization_endpoint",
+    "pushed_authorization_request_endpoint",
+    "end_session_endpoint",
+)
+
+
 async def fetch_as_metadata(http: httpx.AsyncClient, issuer: str, version: str | None) -> AuthServer | None:
     """The validated metadata of *issuer*, or ``None`` if none of its well-known URLs serves any.
 
     Raises:
-        OAuthError: a document was found whose ``issuer`` is another's (a mix-up or a poisoned
-            document), or that lacks the token endpoint.
+        OAuthError: *issuer* or an endpoint its document gives is not HTTPS (off loopback); a
+            document was found whose ``issuer`` is another's (a mix-up or a poisoned document), or
+            that lacks the token endpoint, or is larger than :data:`~.documents.MAX_DOCUMENT_BYTES`.
     """
     for url in as_metadata_urls(issuer):
-        body = await _get_json(http, url, _version_header(version))
+        body = await _get_json(http, url, _version_header(version), "authorization server metadata")
         if body is None:
             continue
         if not same_issuer(body.get("issuer"), issuer):
@@ -269,12 +303,9 @@ async def fetch_as_metadata(http: httpx.AsyncClient, issuer: str, version: str |
         if not isinstance(token_endpoint, str):
             raise OAuthError(f"the authorization server metadata at {url} has no token_endpoint")
         authorize, register = body.get("authorization_endpoint"), body.get("registration_endpoint")
-        for endpoint in (token_endpoint, authorize, register):
-            if isinstance(endpoint, str) and not secure(endpoint):
-                raise OAuthError(
-                    f"{endpoint} is not HTTPS: authorization server endpoints must be (loopback aside)",
-                    error="insecure_endpoint",
-                )
+        for name in _ENDPOINTS:
+            if isinstance(body.get(name), str):
+                require_secure(body[name], f"the {name}")
         return AuthServer(
             issuer=body["issuer"],
             authorization_endpoint=authorize if isinstance(authorize, str) else None,

@@ -14,6 +14,7 @@ import httpx
 
 from .credentials import ClientIdentity
 from .discovery import AuthServer
+from .documents import fetch_document
 from .errors import OAuthError
 
 __all__ = ["authorization_url", "check_response", "pkce_pair", "register", "registration_method"]
@@ -167,15 +168,19 @@ async def register(
         **(extra or {}),
     }
     try:
-        reply = await http.post(
-            server.registration_endpoint, json=body, headers={"Accept": "application/json"}
+        reply = await fetch_document(
+            http,
+            "POST",
+            server.registration_endpoint,
+            what="client registration answer",
+            json=body,
+            headers={"Accept": "application/json"},
         )
+    except OAuthError:
+        raise
     except httpx.HTTPError as exc:
         raise OAuthError(f"client registration at {server.registration_endpoint} failed: {exc}") from exc
-    try:
-        answer = reply.json()
-    except ValueError:
-        answer = None
+    answer = reply.json
     if reply.status_code not in (200, 201) or not isinstance(answer, dict) or "client_id" not in answer:
         detail = answer.get("error_description") or answer.get("error") if isinstance(answer, dict) else None
         raise OAuthError(

@@ -25,6 +25,7 @@ import httpx
 
 from .credentials import ClientIdentity, DPoPKey, apply_client_auth
 from .discovery import AuthServer, origin_of
+from .documents import Document, fetch_document
 from .errors import OAuthError
 
 __all__ = ["ClientCredentials", "Grant", "IdentityAssertion", "JWTBearer", "Tokens", "token_request"]
@@ -129,7 +130,7 @@ async def token_request(
     """
     nonces = nonces if nonces is not None else {}
     where = origin_of(server.token_endpoint)
-    reply: httpx.Response | None = None
+    reply: Document | None = None
     body: dict[str, Any] = {}
     for attempt in (1, 2):
         form, headers = dict(data), {"Accept": "application/json"}
@@ -138,13 +139,17 @@ async def token_request(
         if dpop is not None:
             headers["DPoP"] = dpop.proof("POST", server.token_endpoint, nonce=nonces.get(where))
         try:
-            reply = await http.post(server.token_endpoint, data=form, headers=headers)
+            reply = await fetch_document(
+                http, "POST", server.token_endpoint, what="token endpoint answer", data=form, headers=headers
+            )
+        except OAuthError:
+            raise
         except httpx.HTTPError as exc:
             raise OAuthError(f"token request to {server.token_endpoint} failed: {exc}") from exc
         nonce = reply.headers.get("dpop-nonce")
         if dpop is not None and nonce:
             nonces[where] = nonce
-        body = _json(reply)
+        body = reply.json if isinstance(reply.json, dict) else {}
         if (
             reply.status_code == 400
             and body.get("error") == "use_dpop_nonce"
@@ -175,14 +180,6 @@ async def token_request(
     if dpop is not None and tokens.is_dpop:
         tokens.dpop_jkt = dpop.thumbprint
     return tokens
-
-
-def _json(reply: httpx.Response) -> dict[str, Any]:
-    try:
-        body = reply.json()
-    except ValueError:
-        return {}
-    return body if isinstance(body, dict) else {}
 
 
 async def exchange_for_id_jag(

@@ -173,14 +173,13 @@ class OAuth(httpx.Auth):
         if version is not None:
             headers["MCP-Protocol-Version"] = version
         try:
-            async with self._http() as http:
-                reply = await http.post(
-                    url, content=b'{"jsonrpc":"2.0","id":0,"method":"ping"}', headers=headers
-                )
+            ping = b'{"jsonrpc":"2.0","id":0,"method":"ping"}'  # its answer's body is never read
+            async with self._http() as http, http.stream("POST", url, content=ping, headers=headers) as reply:
+                status, challenge = reply.status_code, parse_challenge(reply.headers)
         except httpx.HTTPError:
             return  # nothing there: connecting will say so
-        if reply.status_code == 401:
-            await self._reauthorize(version, parse_challenge(reply.headers), None, step_up=False)
+        if status == 401:
+            await self._reauthorize(version, challenge, None, step_up=False)
 
     # -- the httpx side ----------------------------------------------------------------------------
 
