@@ -10,6 +10,7 @@ from mcpkit.client.auth.discovery import (
     as_metadata_urls,
     parse_challenge,
     prm_urls,
+    require_secure,
     resource_allowed,
 )
 
@@ -125,3 +126,35 @@ def test_plain_http_endpoints_are_refused_off_this_machine() -> None:
             assert caught.value.error == "insecure_endpoint"
 
     run(main())
+
+
+def test_an_issuer_over_plain_http_off_this_machine_is_refused_before_anything_is_fetched(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The resource names ``http://as.example``. The test's server is also an HTTP proxy that every
+    request for a host other than this machine goes through, so fetching that issuer's metadata in
+    clear would succeed (and the flow with it): the client must not ask at all."""
+
+    async def main() -> Protected:
+        server = Protected(issuer_override="http://as.example")
+        async with server.running():
+            monkeypatch.setenv("HTTP_PROXY", server.base)
+            monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+            with pytest.raises(
+                OAuthError, match=r"authorization server http://as\.example is not HTTPS"
+            ) as caught:
+                await _list_tools(server, OAuth(interactive=approve))
+            assert caught.value.error == "insecure_endpoint"
+            return server
+
+    server = run(main())
+    assert server.router.paths() == ["/.well-known/oauth-protected-resource/mcp"]  # no metadata asked for
+    assert server.router.paths("POST") == ["/mcp"]
+
+
+def test_plain_http_issuers_on_this_machine_are_allowed() -> None:
+    for url in ("http://127.0.0.1:9/as", "http://localhost:9", "http://[::1]:9", "https://as.example"):
+        require_secure(url, "the authorization server")
+    for url in ("http://as.example", "http://10.0.0.1", "http://127.0.0.1.example.com", "ftp://127.0.0.1"):
+        with pytest.raises(OAuthError, match="is not HTTPS"):
+            require_secure(url, "the authorization server")

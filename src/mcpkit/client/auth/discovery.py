@@ -19,6 +19,7 @@ differ, the client MUST NOT use the metadata"), and Protected Resource Metadata 
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -40,7 +41,9 @@ __all__ = [
     "fetch_protected_resource",
     "parse_challenge",
     "prm_urls",
+    "require_secure",
     "resource_allowed",
+    "secure",
 ]
 
 _PARAM: Final = re.compile(r'([A-Za-z0-9_.-]+)\s*=\s*("(?:[^"\\]|\\.)*"|[^\s,]+)')
@@ -141,10 +144,17 @@ def secure(url: str) -> bool:
     """HTTPS, or plain HTTP to this machine: "All authorization server endpoints MUST be served over
     HTTPS", and a loopback address never leaves the host."""
     parts = urlsplit(url)
+    if parts.scheme == "https":
+        return True
     host = (parts.hostname or "").lower()
-    return parts.scheme == "https" or (
-        parts.scheme == "http" and (host in ("localhost", "::1") or host.startswith("127."))
-    )
+    if parts.scheme != "http":
+        return False
+    if host == "localhost":
+        return True
+    try:  # an address, not a name that starts like one (127.0.0.1.example.com)
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def prm_urls(server_url: str) -> list[str]:
@@ -289,6 +299,9 @@ async def fetch_as_metadata(http: httpx.AsyncClient, issuer: str, version: str |
             document was found whose ``issuer`` is another's (a mix-up or a poisoned document), or
             that lacks the token endpoint, or is larger than :data:`~.documents.MAX_DOCUMENT_BYTES`.
     """
+    # The issuer too, not only the endpoints its metadata gives: a document fetched in clear could
+    # name any endpoints it likes (the issuer check of RFC 8414 section 3.3 would pass).
+    require_secure(issuer, "the authorization server")
     for url in as_metadata_urls(issuer):
         body = await _get_json(http, url, _version_header(version), "authorization server metadata")
         if body is None:
