@@ -51,14 +51,27 @@ function policy(csp) {
   ].join("; ");
 }
 
-/** The app's HTML with its policy as the first thing in <head>. */
-function withPolicy(html, csp) {
-  const meta = `<meta http-equiv="Content-Security-Policy" content="${policy(csp).replace(/"/g, "&quot;")}">`;
-  for (const pattern of [/<head[^>]*>/i, /<html[^>]*>/i]) {
-    const match = pattern.exec(html);
-    if (match) return html.slice(0, match.index + match[0].length) + meta + html.slice(match.index + match[0].length);
+/**
+ * The app's HTML with its policy as the first element of its <head>: the head a browser builds from
+ * that HTML, which searching the text for "<head" does not find (it matches <header>, a <head> in a
+ * comment or a script, and there may be no <head> at all). A <meta> CSP outside the head is
+ * ignored, and one after a script does not cover that script. So the HTML parser itself places it:
+ * the document is parsed (a DOMParser document runs no script and loads nothing), the <meta> put
+ * first in its head, and the document written out again.
+ */
+export function withPolicy(html, csp) {
+  const doc = new DOMParser().parseFromString(html, "text/html");
+  const meta = doc.createElement("meta");
+  meta.setAttribute("http-equiv", "Content-Security-Policy");
+  meta.setAttribute("content", policy(csp));
+  doc.head.prepend(meta);
+  let text = "";
+  for (const node of doc.childNodes) { // the doctype and comments outside <html> too
+    if (node.nodeType === Node.DOCUMENT_TYPE_NODE) text += new XMLSerializer().serializeToString(node);
+    else if (node.nodeType === Node.COMMENT_NODE) text += `<!--${node.data}-->`;
+    else if (node.nodeType === Node.ELEMENT_NODE) text += node.outerHTML;
   }
-  return meta + html;
+  return text;
 }
 
 const views = new Set();
