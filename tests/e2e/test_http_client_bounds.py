@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import logging
 import sys
+import zlib
 from collections.abc import AsyncIterator
 from typing import Any, Final
 
@@ -120,11 +122,30 @@ class HostileServer:
         if tool == "endless_line":
             await stream_chunked(writer, "text/event-stream", b"data: " + prefix, ENDLESS)
             return False
+        if tool == "endless_event":  # short lines, but one event that never ends
+            writer.write(b"HTTP/1.1 200 X\r\ncontent-type: text/event-stream\r\n\r\n")
+            line = b"data: " + CHUNK[:1000] + b"\n"
+            await stream(writer, lambda _: line * 64, ENDLESS)
+            return False
+        if tool == "gzip_bomb":  # 400 MB that arrive as 400 kB of gzip
+            head = "HTTP/1.1 200 X\r\ncontent-type: application/json\r\ncontent-encoding: gzip\r\n"
+            writer.write(head.encode() + f"content-length: {len(gzip_bomb())}\r\n\r\n".encode())
+            writer.write(gzip_bomb())
+            await writer.drain()
+            return False
         answer = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}).encode()
         head = f"HTTP/1.1 200 X\r\ncontent-type: application/json\r\n{extra}content-length: {len(answer)}\r\n\r\n"
         writer.write(head.encode() + answer)
         await writer.drain()
         return True
+
+
+@functools.cache
+def gzip_bomb() -> bytes:
+    packer = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    pieces = [packer.compress(b'{"jsonrpc": "2.0", "id": 2, "result": {"x": "')]
+    pieces += [packer.compress(CHUNK) for _ in range(HUGE_JSON // len(CHUNK))]
+    return b"".join(pieces) + packer.flush()
 
 
 async def stream(writer: asyncio.StreamWriter, frame: Any, size: int) -> None:
@@ -215,7 +236,7 @@ async def measured(server: HostileServer, tool: str) -> dict[str, Any]:
     return report
 
 
-@pytest.mark.parametrize("tool", ["huge_with_length", "huge", "endless_line"])
+@pytest.mark.parametrize("tool", ["huge_with_length", "huge", "endless_line", "endless_event", "gzip_bomb"])
 def test_an_answer_over_the_limit_fails_its_call_without_being_read_whole(tool: str) -> None:
     async def main() -> dict[str, Any]:
         async with HostileServer().running() as server:
