@@ -22,7 +22,7 @@ from typing import Any, Final
 
 import pytest
 
-from mcpkit import Client
+from mcpkit import Client, ConnectionClosed
 from mcpkit.transports.stdio import DEFAULT_MAX_MESSAGE_BYTES
 
 pytestmark = pytest.mark.e2e
@@ -86,8 +86,12 @@ class HostileServer:
             self.sse_gets += 1
             await stream_chunked(writer, "text/event-stream", b"data: ", ENDLESS)
             return False
-        if verb != "POST":
-            writer.write(b"HTTP/1.1 404 X\r\ncontent-length: 0\r\n\r\n")
+        if verb == "GET" and path == "/legacy":  # HTTP+SSE: the endpoint event, then a line without end
+            endpoint = b"event: endpoint\ndata: /legacy/messages\n\n"
+            await stream_chunked(writer, "text/event-stream", endpoint + b"data: ", ENDLESS)
+            return False
+        if verb != "POST" or path == "/legacy":  # a refused POST: the client falls back to HTTP+SSE
+            writer.write(b"HTTP/1.1 405 X\r\ncontent-length: 0\r\n\r\n")
             return True
         if self.protected and "authorization" not in headers:
             challenge = f'Bearer resource_metadata="{self.url}/.well-known/oauth-protected-resource/mcp"'
@@ -279,3 +283,18 @@ def test_a_session_stream_over_the_limit_is_dropped_and_the_session_goes_on(
     assert text == "fine"
     assert f"larger than the limit of {MIB} bytes" in caplog.text
     assert gets == 1  # dropped, not resumed into the same event again
+
+
+def test_an_http_sse_stream_over_the_limit_is_dropped_with_a_clear_reason(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async def main() -> None:
+        async with HostileServer().running() as server:
+            client = Client(server.url + "/legacy", max_message_bytes=MIB, timeout=30)
+            with pytest.raises(ConnectionClosed):  # the one stream carries every answer
+                await client.connect()
+
+    with caplog.at_level(logging.WARNING, "mcpkit.client"):
+        asyncio.run(main())
+    assert "dropping the HTTP+SSE stream" in caplog.text
+    assert f"larger than the limit of {MIB} bytes" in caplog.text
