@@ -50,6 +50,7 @@ from .governance import (
 )
 from .model import DEFAULT_REDACT, HostConfig
 from .pool import Lease
+from .restarts import MAX_RESTARTS
 from .subscriptions import Subscriptions
 from .upstream import ServerStatus, Upstream, UpstreamHooks
 
@@ -72,6 +73,9 @@ class Host:
             :func:`~mcpkit.host.audit.default_audit_path`).
         caller: who calls, in the audit log, when :meth:`call_tool` is not told.
         restart: reconnect servers that went away (with backoff).
+        max_restarts: restarts in a row of a stdio server that never stays up a minute before it
+            is given up on (state ``failed``); ``None``: no limit. A stdio server whose command
+            is missing is never retried (see :mod:`mcpkit.host.restarts`).
         connect_timeout: seconds :meth:`start` waits for servers' first connection; a server still
             connecting then goes on in the background (its status says ``starting``).
         stderr: where stdio servers' stderr goes (default: ours).
@@ -90,6 +94,7 @@ class Host:
         audit: AuditLog | None = None,
         caller: str = "host",
         restart: bool = True,
+        max_restarts: int | None = MAX_RESTARTS,
         connect_timeout: float = 30.0,
         stderr: Any = None,
     ) -> None:
@@ -112,7 +117,7 @@ class Host:
         self.audit = audit
         hooks = UpstreamHooks(self._client_options, self._notified, self._lists_changed)
         self.upstreams: dict[str, Upstream] = {
-            key: Upstream(server, hooks, restart=restart, stderr=stderr)
+            key: Upstream(server, hooks, restart=restart, stderr=stderr, max_restarts=max_restarts)
             for key, server in config.servers.items()
         }
         self._tables = aggregate.Tables()

@@ -7,6 +7,9 @@ a backoff that doubles from :data:`BACKOFF_START` to :data:`BACKOFF_MAX` seconds
 after a minute of good health). Meanwhile its status says so, and a call to it fails at once with
 :class:`Unavailable` naming the server and the reason: a dead server is never left half-alive, and no
 call waits on it.
+
+A server no restart can help is given up on (state ``failed``, the reason and the count in its
+status) rather than said to be ``restarting`` for ever: see :mod:`.restarts`.
 """
 
 from __future__ import annotations
@@ -24,15 +27,21 @@ from ..client import Client
 from ..types import Prompt, Resource, ResourceTemplate, Tool
 from .model import ServerConfig
 from .pool import Lease, PooledSession, SessionPool, bind
+from .restarts import BACKOFF_MAX, BACKOFF_START, MAX_RESTARTS, Restarts, cannot_start
 
-__all__ = ["BACKOFF_MAX", "BACKOFF_START", "ServerStatus", "Unavailable", "Upstream", "UpstreamHooks"]
+__all__ = [
+    "BACKOFF_MAX",
+    "BACKOFF_START",
+    "MAX_RESTARTS",
+    "ServerStatus",
+    "Unavailable",
+    "Upstream",
+    "UpstreamHooks",
+]
 
 logger = logging.getLogger("mcpkit.host")
 T = TypeVar("T")
 
-BACKOFF_START: Final = 0.25
-BACKOFF_MAX: Final = 30.0
-_HEALTHY_AFTER: Final = 60.0  # seconds up before the backoff starts from the beginning again
 _LEASE_TIMEOUT: Final = 120.0  # seconds a call waits for a caller session when the server sets no timeout
 
 State = Literal["starting", "ready", "restarting", "failed", "disabled", "closed"]
@@ -69,12 +78,22 @@ class Upstream:
     """The supervised connection to one configured server."""
 
     def __init__(
-        self, config: ServerConfig, hooks: UpstreamHooks, *, restart: bool = True, stderr: Any = None
+        self,
+        config: ServerConfig,
+        hooks: UpstreamHooks,
+        *,
+        restart: bool = True,
+        stderr: Any = None,
+        max_restarts: int | None = MAX_RESTARTS,
     ) -> None:
         self.config = config
         self.hooks = hooks
         self.restart = restart
         self.stderr = stderr
+        #: Restarts in a row of a stdio server before it is given up on (``None``: never).
+        self.max_restarts = max_restarts
+        #: What waits out each backoff (a test gives a fake clock's).
+        self.sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
         self.status = ServerStatus(config.key, "starting" if config.enabled else "disabled", config.transport)
         self.client: Client | None = None
         self.tools: list[Tool] = []
@@ -121,9 +140,10 @@ class Upstream:
             self.status.state = "closed"
 
     async def _supervise(self) -> None:
-        backoff = BACKOFF_START
+        restarts = Restarts(self.config, self.max_restarts)
         while not self._closing:
             began = time.monotonic()
+            hopeless: str | None = None
             try:
                 await self._connect()
                 self.status.state, self.status.error = "ready", None
@@ -136,27 +156,39 @@ class Upstream:
                 raise
             except Exception as exc:  # any failure to connect is this server's status, not the host's
                 self.status.error = _describe(exc)
+                hopeless = cannot_start(exc, self.config)
             finally:
                 self.ready.clear()
                 await self._drop_client()
             if self._closing:
                 return
-            self.status.state = "restarting" if self.restart else "failed"
-            if not self.restart or self.status.restarts >= 1:
+            restarts.ended(time.monotonic() - began)
+            give_up = not self.restart
+            if hopeless is not None:
+                self.status.error = f"{hopeless} (not retried)" if self.restart else hopeless
+                give_up = True
+            elif self.restart and restarts.exhausted():
+                self.status.error = f"{self.status.error}; gave up after {restarts.in_a_row} restarts"
+                give_up = True
+            self.status.state = "failed" if give_up else "restarting"
+            if give_up or self.status.restarts >= 1:
                 # One retry before the host's start gives up waiting: a server slow to start under
                 # load (its discover answer too late, say) usually makes it the second time.
                 self.first_attempt.set()
             self.hooks.on_lists(self.config.key)
-            # Said once per outage; the retries after it are debug lines (the status has the rest).
-            level = logging.WARNING if self.status.restarts == 0 or self.ready_once else logging.DEBUG
+            # Said once per outage, and when given up on; the retries between are debug lines (the
+            # status has the rest).
+            said = self.status.restarts == 0 or self.ready_once or give_up
             self.ready_once = False
-            logger.log(level, "server %s: %s", self.config.key, self.status.error)
-            if not self.restart:
+            logger.log(
+                logging.WARNING if said else logging.DEBUG,
+                "server %s: %s",
+                self.config.key,
+                self.status.error,
+            )
+            if give_up:
                 return
-            if time.monotonic() - began > _HEALTHY_AFTER:
-                backoff = BACKOFF_START
-            await asyncio.sleep(backoff)
-            backoff = min(backoff * 2, BACKOFF_MAX)
+            await self.sleep(restarts.next_delay())
             self.status.restarts += 1
 
     async def _connect(self) -> None:
