@@ -63,12 +63,11 @@ def test_crash_fails_every_pending_request_promptly_naming_the_exit_status(tool:
         async with Client(SERVE, timeout=20) as client:
             pending = [asyncio.ensure_future(client.call_tool("block", {"seconds": 10})) for _ in range(3)]
             await asyncio.sleep(0)
-            started = time.monotonic()
             dying = asyncio.ensure_future(client.call_tool(tool))
+            # Promptly: left waiting, the blocked calls would end in 10 s with "slept", or time out.
             for call in [dying, *pending]:
                 with pytest.raises(ConnectionClosed, match=status):
                     await call
-            assert time.monotonic() - started < 3.0
             with pytest.raises(ConnectionClosed):  # and later calls fail at once, not hang
                 await client.call_tool("echo", {"text": "x"})
 
@@ -106,15 +105,12 @@ def test_hung_server_times_out_and_closing_ends_the_process(
     async def main() -> None:
         client = Client([sys.executable, str(script), mode], probe_timeout=5)
         await client.connect()
-        started = time.monotonic()
-        with pytest.raises(RequestTimeout):
+        with pytest.raises(RequestTimeout):  # the server never answers: the timeout is all there is
             await client.call_tool("anything", timeout=0.5)
-        assert time.monotonic() - started < 2.0
         transport: Any = client._transport
-        started = time.monotonic()
         await client.aclose()  # stdin closed, 2 s; SIGTERM, 2 s; SIGKILL
+        # Which signal ended it shows how far the escalation went (how long it took is the machine's).
         assert transport.process.returncode == -signal_
-        assert time.monotonic() - started < (3.0 if signal_ is signal.SIGTERM else 5.5)
 
     run(main())
 
@@ -266,13 +262,12 @@ def test_cancel_racing_completion_never_breaks_the_client() -> None:
 def test_blocking_sync_tool_does_not_block_other_calls() -> None:
     async def main() -> None:
         async with Client(SERVE) as client:
-            blocked = asyncio.ensure_future(client.call_tool("block", {"seconds": 5}))
+            blocked = asyncio.ensure_future(client.call_tool("block", {"seconds": 25}))
             await asyncio.sleep(0.2)  # the blocking call has reached the server
+            # Were the loop blocked, each echo would wait for the block's end (and answer after it).
             for _ in range(5):
-                started = time.monotonic()
                 assert text(await client.call_tool("echo", {"text": "quick"})) == "quick"
-                assert time.monotonic() - started < 0.5
-            assert not blocked.done()
+                assert not blocked.done()
             blocked.cancel()
 
     run(main())
@@ -283,7 +278,7 @@ def test_per_tool_timeout_stops_an_async_tool() -> None:
         async with Client(SERVE) as client:
             started = time.monotonic()
             result = await client.call_tool("slow_async")
-            assert 0.9 < time.monotonic() - started < 3.0
+            assert time.monotonic() - started > 0.9  # not before its time; after it, the machine's pace
             assert result.is_error is True and text(result) == "Tool slow_async timed out after 1 s"
             assert (await client.call_tool("state")).structured_content["async_stopped"] is True  # type: ignore[index]
 
@@ -295,12 +290,18 @@ def test_per_tool_timeout_discards_a_sync_tools_result() -> None:
         async with Client(SERVE) as client:
             started = time.monotonic()
             result = await client.call_tool("slow_sync")
-            assert 0.9 < time.monotonic() - started < 1.9
+            assert time.monotonic() - started > 0.9
             assert result.is_error is True and "timed out after 1 s" in text(result)
-            # The thread cannot be killed: it runs to its end, and its result goes nowhere.
+            # Answered while the thread still runs (it runs until released)...
             assert (await client.call_tool("state")).structured_content["sync_finished"] is False  # type: ignore[index]
-            await asyncio.sleep(1.5)
-            assert (await client.call_tool("state")).structured_content["sync_finished"] is True  # type: ignore[index]
+            # ...which cannot be killed: it runs to its end, and its result goes nowhere.
+            assert text(await client.call_tool("release")) == "released"
+            for _ in range(300):
+                finished = (await client.call_tool("state")).structured_content["sync_finished"]  # type: ignore[index]
+                if finished:
+                    break
+                await asyncio.sleep(0.1)
+            assert finished is True
 
     run(main())
 
@@ -308,9 +309,7 @@ def test_per_tool_timeout_discards_a_sync_tools_result() -> None:
 def test_server_default_tool_timeout() -> None:
     async def main() -> None:
         async with Client(SERVE, env={"TOOL_TIMEOUT": "0.5"}) as client:
-            started = time.monotonic()
-            result = await client.call_tool("slow_default")
-            assert time.monotonic() - started < 2.0
+            result = await client.call_tool("slow_default")  # 30 s, but for the server's timeout
             assert result.is_error is True and text(result) == "Tool slow_default timed out after 0.5 s"
             slow = await client.call_tool("slow_async")  # the tool's own timeout wins
             assert text(slow) == "Tool slow_async timed out after 1 s"

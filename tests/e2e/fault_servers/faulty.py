@@ -14,7 +14,9 @@ from mcpkit import Context, Server, ToolError
 server = Server(
     "faulty", tool_timeout=float(os.environ["TOOL_TIMEOUT"]) if "TOOL_TIMEOUT" in os.environ else None
 )
-events: dict[str, threading.Event] = {name: threading.Event() for name in ("async_stopped", "sync_finished")}
+events: dict[str, threading.Event] = {
+    name: threading.Event() for name in ("async_stopped", "sync_finished", "sync_released")
+}
 
 
 @server.tool
@@ -55,9 +57,16 @@ async def slow_async() -> str:
 
 @server.tool(timeout=1.0)
 def slow_sync() -> str:
-    time.sleep(2.0)
+    """Runs past its timeout until :func:`release` (not for a fixed time: the test says when)."""
+    events["sync_released"].wait(60)
     events["sync_finished"].set()
     return "discarded"
+
+
+@server.tool
+async def release() -> str:
+    events["sync_released"].set()
+    return "released"
 
 
 @server.tool
