@@ -416,7 +416,7 @@ def test_eof_ends_the_server_promptly_even_with_a_listen_stream_open() -> None:
     proc.stdin.close()
     assert proc.wait(timeout=10) == 0
     proc.stdout.close()
-    assert time.monotonic() - started < 2.5  # not the 5 s grace for unfinished requests
+    assert time.monotonic() - started < 4.5  # not the 5 s grace for unfinished requests
 
 
 def test_hostile_nesting_and_unencodable_results_are_errors_not_crashes(tmp_path: Path) -> None:

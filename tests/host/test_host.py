@@ -258,7 +258,9 @@ def test_slow_server_does_not_hold_up_the_others(tmp_path: Path) -> None:
             assert host.status()["weather"].state == "ready"
             assert "Rome" in _text(await host.call_tool("weather__get_weather", {"location": "Rome"}))
             assert host.status()["never"].state in ("starting", "failed")
-        assert time.monotonic() - began < 25
+        # Far less than a start that waited for "never" past connect_timeout (20 s) and its
+        # restarts; loose, so a busy machine's slow start-up of weather is not taken for it.
+        assert time.monotonic() - began < 50
 
     run(main())
 
@@ -285,10 +287,11 @@ def test_per_server_timeout_and_concurrency_limit(tmp_path: Path) -> None:
             blocker.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await blocker
-            # the other servers' calls were never limited: three 2 s calls take about 2 s, not 6
+            # the other servers' calls were never limited: three 5 s calls take about 5 s, not 15
+            # (7 s to spare for a busy machine)
             began = time.monotonic()
-            await asyncio.gather(*(host.call_tool("free__wait", {"seconds": 2}) for _ in range(3)))
-            assert time.monotonic() - began < 5.5
+            await asyncio.gather(*(host.call_tool("free__wait", {"seconds": 5}) for _ in range(3)))
+            assert time.monotonic() - began < 12
 
     run(main())
 
