@@ -62,9 +62,12 @@ def _parser(first: str | None = None) -> argparse.ArgumentParser:
 
 
 def _report(exc: CliError) -> None:
-    sys.stderr.write(f"mcpkit: {exc.message}\n")
-    if exc.detail:
-        sys.stderr.write(exc.detail.rstrip("\n") + "\n")
+    """The error's line (and detail) on stderr. Both may quote a server (its error message, its
+    stderr's last lines): on a terminal their control characters are shown as escapes."""
+    from ..host._terminal import shown  # here: `mcpkit run` only needs it when it fails
+
+    text = f"mcpkit: {exc.message}\n" + (exc.detail.rstrip("\n") + "\n" if exc.detail else "")
+    sys.stderr.write(shown(text, sys.stderr))
 
 
 def _quiet_stdout() -> None:
@@ -96,7 +99,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         if not isinstance(exc, MCPError):
             raise
-        sys.stderr.write(f"mcpkit: {exc}\n")
+        _report(CliError(str(exc)))
         return FAILED
 
 

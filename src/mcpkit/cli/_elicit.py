@@ -5,6 +5,9 @@ and integers (with bounds), booleans, single-choice enums (``enum``, ``oneOf`` w
 ``enumNames``) and multiple-choice arrays. Enter keeps a field's default; an optional field without
 one is left out; a required one is asked again. Ctrl-D cancels the whole form.
 
+The server's message, titles, descriptions and choices are shown with their control characters as
+visible escapes (:mod:`mcpkit.host._terminal`): they are written to the terminal the user types on.
+
 When stdin is not a terminal nobody can answer: the request is declined at once, with one line on
 stderr saying so, rather than leaving the server waiting.
 """
@@ -18,6 +21,7 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from ..host._terminal import shown
 from ._feedback import Feedback, warn
 
 __all__ = ["Elicitor", "Form", "read_line"]
@@ -91,11 +95,11 @@ class Form:
     async def run(self, message: str, schema: Any) -> dict[str, Any]:
         """The ``ElicitResult`` for *message* and *schema*."""
         self.say(f"The server asks: {message}")
+        properties = schema.get("properties") if isinstance(schema, dict) else None
+        required = schema.get("required", []) if isinstance(schema, dict) else []
         try:
             if (await self._line("Answer? [Y/n] ")).lower() in _NO:
                 return {"action": "decline"}
-            properties = schema.get("properties") if isinstance(schema, dict) else None
-            required = schema.get("required", []) if isinstance(schema, dict) else []
             content: dict[str, Any] = {}
             for name, field in (properties or {}).items():
                 value = await self.field(name, field if isinstance(field, dict) else {}, name in required)
@@ -242,10 +246,10 @@ class Elicitor:
         return {"action": "decline" if line.strip().lower() in _NO else "accept"}
 
     async def _ask(self, prompt: str) -> str | None:
-        sys.stderr.write(prompt)
+        sys.stderr.write(shown(prompt, sys.stderr))
         sys.stderr.flush()
         return await read_line()
 
     def _say(self, text: str) -> None:
-        sys.stderr.write(text + "\n")
+        sys.stderr.write(shown(text, sys.stderr) + "\n")
         sys.stderr.flush()

@@ -2,6 +2,9 @@
 
 On a terminal progress is a rich bar (log lines print above it); otherwise each update is one plain
 line, so a log file or CI output reads well. Questions to the user (elicitation) pause the bar.
+
+What the server wrote (log lines, progress messages) is shown on a terminal with its control
+characters as visible escapes (:mod:`mcpkit.host._terminal`); on a pipe it is written as sent.
 """
 
 from __future__ import annotations
@@ -12,12 +15,14 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
+from ..host._terminal import shown, visible
+
 __all__ = ["Feedback", "warn"]
 
 
 def warn(message: str) -> None:
     """One line on stderr, the way every mcpkit message starts."""
-    sys.stderr.write(f"mcpkit: {message}\n")
+    sys.stderr.write(shown(f"mcpkit: {message}", sys.stderr) + "\n")
     sys.stderr.flush()
 
 
@@ -30,11 +35,13 @@ class Feedback:
         self._task: Any = None
 
     def line(self, text: str) -> None:
-        """One line on stderr, above the progress bar if there is one."""
+        """One line on stderr, above the progress bar if there is one (escaped on a terminal)."""
         if self._bar is not None:
-            self._bar.console.print(text, markup=False, highlight=False, soft_wrap=True)
+            from rich.text import Text
+
+            self._bar.console.print(Text(visible(text)), highlight=False, soft_wrap=True)
         else:
-            sys.stderr.write(text + "\n")
+            sys.stderr.write((visible(text) if self.tty else text) + "\n")
             sys.stderr.flush()
 
     async def log(self, params: dict[str, Any]) -> None:
@@ -56,7 +63,7 @@ class Feedback:
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
             self._bar = Progress(
-                TextColumn("{task.description}"),
+                TextColumn("{task.description}", markup=False),  # the server's text, never markup
                 BarColumn(),
                 MofNCompleteColumn(),
                 TimeElapsedColumn(),
@@ -65,7 +72,8 @@ class Feedback:
             )
             self._task = self._bar.add_task("working", total=None)
             self._bar.start()
-        self._bar.update(self._task, completed=progress, total=total, description=message or "working")
+        description = visible(message) if message else "working"
+        self._bar.update(self._task, completed=progress, total=total, description=description)
 
     @contextlib.contextmanager
     def paused(self) -> Iterator[None]:

@@ -4,6 +4,10 @@ On a pipe nothing is wrapped, coloured or padded: one item per line, so ``grep``
 URLs stay whole. ``--json`` prints the result exactly as the server sent it, keys sorted, two-space
 indent, UTF-8 (stable across runs, so outputs can be diffed). Binary content (images, audio, blobs)
 is summarised as ``[image: image/png, 12.3 kB]``, and written to files with ``--save DIR``.
+
+On a terminal the server's text is shown with its control characters as visible escapes
+(:mod:`mcpkit.host._terminal`), and never read as rich markup: text reaches the terminal only
+through :meth:`Output._terminal_text`, JSON only through ``visible_json``.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..host._terminal import visible, visible_json
 from ._exits import USAGE, CliError
 
 __all__ = ["Output", "first_line", "signature", "size_text"]
@@ -91,12 +96,22 @@ class Output:
     # -- plain pieces ------------------------------------------------------------------------------
 
     def json(self, value: Any) -> None:
-        sys.stdout.write(json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
+        """``--json``: on a pipe byte for byte what the server sent (keys sorted); on a terminal the
+        same document with its control characters as ``\\u`` escapes (it parses to the same value)."""
+        text = json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False)
+        sys.stdout.write((visible_json(text) if self.tty else text) + "\n")
+
+    def _terminal_text(self, text: str, style: str | None = None) -> Any:
+        """A server's *text* as the terminal should show it: control characters escaped, and a
+        rich ``Text`` (not a string), so that ``[bold]`` or ``[link=...]`` in it is never markup."""
+        from rich.text import Text
+
+        return Text(visible(text), style=style or "")
 
     def text(self, text: str, *, error: bool = False, dim: bool = False) -> None:
         if self.tty:
             style = "bold red" if error else ("dim" if dim else None)
-            self.console.print(text, style=style, markup=False, highlight=False)
+            self.console.print(self._terminal_text(text, style), highlight=False)
         else:
             sys.stdout.write(text + ("" if text.endswith("\n") else "\n"))
 
@@ -105,9 +120,13 @@ class Output:
         if isinstance(value, str):
             self.text(value)
         elif self.tty:
-            from rich.json import JSON
+            from rich.highlighter import JSONHighlighter
+            from rich.text import Text
 
-            self.console.print(JSON(json.dumps(value, ensure_ascii=False)))
+            # Highlighted as rich.json.JSON would, from the escaped text: JSON() would parse the
+            # document again and write the server's characters back raw.
+            shown = Text(visible_json(json.dumps(value, indent=2, ensure_ascii=False)))
+            self.console.print(JSONHighlighter()(shown))
         else:
             self.text(json.dumps(value, indent=2, ensure_ascii=False))
 
@@ -117,12 +136,12 @@ class Output:
         if self.tty:
             from rich.table import Table
 
-            table = Table(title=title, title_justify="left")
+            table = Table(title=self._terminal_text(title), title_justify="left")
             for index, column in enumerate(columns):
                 style = "bold cyan" if index == 0 else ("green" if column == "arguments" else None)
                 table.add_column(column, style=style, no_wrap=index == 0)
             for row in rows:
-                table.add_row(*row)
+                table.add_row(*(self._terminal_text(cell) for cell in row))
             self.console.print(table)
             return
         for row in rows:

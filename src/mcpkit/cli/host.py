@@ -133,10 +133,37 @@ def _value(text: str, field: Any) -> Any:
         return text
 
 
+def _log_to_terminal() -> None:
+    """Python logging's warnings on stderr, as its last-resort handler writes them (the message
+    alone), but escaped on a terminal: the host's clients log what servers send them
+    (``notifications/message``) and the host logs their errors, both a server's text."""
+    import logging
+
+    from ..host._terminal import shown
+
+    class Escaping(logging.Formatter):
+        def format(self, record: logging.LogRecord) -> str:
+            return shown(super().format(record), sys.stderr)
+
+    root = logging.getLogger()
+    if not root.handlers:  # the application's own logging, if configured, is left as it is
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setLevel(logging.WARNING)
+        handler.setFormatter(Escaping("%(message)s"))
+        root.addHandler(handler)
+
+
+def _say(text: str) -> None:
+    """One line on stdout: what servers said, shown on a terminal with control characters escaped."""
+    from ..host._terminal import shown
+
+    print(shown(text, sys.stdout))
+
+
 def _show_result(result: Any) -> int:
     for block in result.content:
         text = getattr(block, "text", None)
-        print(text if text is not None else json.dumps(_builtins(block)))
+        _say(text if text is not None else json.dumps(_builtins(block)))
     return FAILED if result.is_error else OK
 
 
@@ -149,19 +176,22 @@ def _builtins(value: Any) -> Any:
 def _print_list(host: Any) -> None:
     for key, status in host.status().items():
         extra = f" ({status.error})" if status.error else ""
-        print(f"{key}: {status.state} {status.protocol_version}{extra}")
+        _say(f"{key}: {status.state} {status.protocol_version}{extra}")
     for tool in host.tools():
         description = (tool.description or "").split("\n")[0]
         decision, _ = host.decision(tool.name)
-        print(f"  {tool.name}  [{decision}]  {description}".rstrip())
+        _say(f"  {tool.name}  [{decision}]  {description}".rstrip())
 
 
 async def _terminal_consent(request: Any) -> bool:
+    from ..host._terminal import shown
+
     if not sys.stdin.isatty():
         return False
     loop = asyncio.get_running_loop()
-    shown = json.dumps(request.arguments, ensure_ascii=False)
-    answer = await loop.run_in_executor(None, input, f"allow {request.name} {shown}? [y/N] ")
+    arguments = json.dumps(request.arguments, ensure_ascii=False)
+    prompt = shown(f"allow {request.name} {arguments}? [y/N] ", sys.stdout)
+    answer = await loop.run_in_executor(None, input, prompt)
     return answer.strip().lower() in ("y", "yes")
 
 
@@ -178,6 +208,7 @@ async def _run(args: argparse.Namespace) -> int:
     config = read_config(args)
     audit = AuditLog(Path(args.audit), config.audit.redact if config.audit else ()) if args.audit else None
     ask = _yes if args.yes else _terminal_consent
+    _log_to_terminal()
     async with Host(config, ask=ask, audit=audit, caller=f"mcpkit host ({getpass.getuser()})") as host:
         if not any(s.state == "ready" for s in host.status().values()) and host.status():
             _print_list(host)
@@ -269,6 +300,7 @@ async def _started(config: Any, args: argparse.Namespace, key: str | None, ask: 
     from ..host.audit import AuditLog
 
     command = "call" if ask is not None else "tools"
+    _log_to_terminal()
     path = getattr(args, "audit", None)
     audit = AuditLog(Path(path), config.audit.redact if config.audit else ()) if path else None
     host = Host(config, ask=ask, audit=audit, caller=f"mcpkit {command} ({getpass.getuser()})")
