@@ -19,6 +19,9 @@ from ._util import example, mcpkit_cli, run, toolbox
 
 pytestmark = pytest.mark.e2e
 
+#: How a refusal reads when nobody could be asked (no terminal): not the user's "did not allow".
+NOBODY_ASKED = "needs the user's consent, and nobody could be asked"
+
 
 def _write(path: Path, servers: dict[str, Any], **mcpkit: Any) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -50,13 +53,17 @@ def test_list_and_call(tmp_path: Path) -> None:
     )
     assert called.returncode == 0, called.stderr
     assert called.stdout.startswith('["day 1: ') and "day 2: " in called.stdout
-    # 'ask' with no terminal to ask at: refused, exit 1; --yes answers it
+    # 'ask' with no terminal to ask at: refused as nobody asked (not as the user's no), exit 1;
+    # --yes answers it
     refused = mcpkit_cli("host", str(cfg), "--call", "box__delete_everything", env=_env(tmp_path))
-    assert refused.returncode == 1 and "did not allow" in refused.stdout
+    assert (
+        refused.returncode == 1 and NOBODY_ASKED in refused.stdout and "did not allow" not in refused.stdout
+    )
+    assert "box__delete_everything needs your consent, and stdin is not a terminal" in refused.stderr
     allowed = mcpkit_cli("host", str(cfg), "--call", "box__delete_everything", "--yes", env=_env(tmp_path))
     assert allowed.returncode == 0 and allowed.stdout.strip() == "deleted"
     decisions = [json.loads(line)["decision"] for line in (tmp_path / "audit.jsonl").read_text().splitlines()]
-    assert decisions == ["allow", "ask:no", "ask:yes"]
+    assert decisions == ["allow", "ask:unavailable", "ask:yes"]
 
 
 def test_config_mistakes_and_unknown_tools(tmp_path: Path) -> None:
@@ -234,14 +241,14 @@ def test_tools_and_call_on_a_config(tmp_path: Path) -> None:
     assert by_name.returncode == 0, by_name.stderr
     assert json.loads(by_name.stdout)["structuredContent"]["result"][0].startswith("day 1: ")
     refused = mcpkit_cli("call", "--config", cfg, "box", "delete_everything", env=env)
-    assert refused.returncode == 1 and "did not allow" in refused.stdout
+    assert refused.returncode == 1 and NOBODY_ASKED in refused.stdout
     allowed = mcpkit_cli("call", "--config", cfg, "box__delete_everything", "--yes", env=env)
     assert allowed.returncode == 0 and allowed.stdout.strip() == "deleted"
     audit = [json.loads(line) for line in (tmp_path / "audit.jsonl").read_text().splitlines()]
     assert [(a["name"], a["decision"]) for a in audit] == [
         ("weather__forecast", "allow"),
         ("weather__forecast", "allow"),
-        ("box__delete_everything", "ask:no"),
+        ("box__delete_everything", "ask:unavailable"),
         ("box__delete_everything", "ask:yes"),
     ]
     assert audit[0]["caller"].startswith("mcpkit call (")
@@ -256,3 +263,53 @@ def test_tools_and_call_on_a_config(tmp_path: Path) -> None:
     for words, message in mistakes.items():
         result = mcpkit_cli(*words, env=env)
         assert result.returncode == 2 and message in result.stderr, (words, result.stderr)
+
+
+@pytest.mark.parametrize(("typed", "allowed"), [("", False), ("y", True), ("no", False)])
+def test_gateway_consent_is_one_question_at_the_terminal(tmp_path: Path, typed: str, allowed: bool) -> None:
+    """``mcpkit call`` through a gateway whose policy asks: the consent form (one yes/no field) is
+    asked once, ``Allow this call (yes/no) [no]:``, with Enter its default, no; never first
+    ``Answer? [Y/n]`` and then the field."""
+    import pexpect
+
+    policy = {"default": "allow", "rules": [{"tool": "delete_*", "action": "ask"}]}
+    cfg = _write(tmp_path / "host.json", {"box": toolbox()}, policy=policy)
+    gateway = f"{sys.executable} -m mcpkit gateway {cfg}"
+    child = pexpect.spawn(
+        sys.executable, ["-m", "mcpkit", "call", gateway, "box__delete_everything"],
+        cwd=str(ROOT), env={**_env(tmp_path), "TERM": "xterm"}, encoding="utf-8", timeout=60,
+    )  # fmt: skip
+    child.expect_exact("The server asks: Allow the tool 'delete_everything' of server 'box' to run with {}?")
+    child.expect_exact("Allow this call (yes/no) [no]: ")
+    asked = str(child.before)
+    child.sendline(typed)
+    child.expect(pexpect.EOF)
+    child.close()
+    rest = str(child.before)
+    assert "Answer?" not in asked + rest
+    assert "Allow this call" not in rest  # asked once
+    if allowed:
+        assert child.exitstatus == 0 and "deleted" in rest
+    else:
+        assert child.exitstatus == 1 and "The user did not allow the call to box__delete_everything" in rest
+    decisions = [
+        line["decision"] for line in map(json.loads, (tmp_path / "audit.jsonl").read_text().splitlines())
+    ]
+    assert decisions == ["ask:yes" if allowed else "ask:no"]
+
+
+def test_consent_with_no_terminal_says_nobody_was_asked(tmp_path: Path) -> None:
+    """No terminal to ask at: the refusal says nobody could be asked, and the audit log says
+    ``ask:unavailable``; a user's no (test_consent_is_asked_at_the_terminal) says ``did not allow``."""
+    policy = {"rules": [{"tool": "delete_*", "action": "ask"}]}
+    cfg = _write(tmp_path / "host.json", {"box": toolbox()}, policy=policy)
+    refused = mcpkit_cli("host", str(cfg), "--call", "box__delete_everything", env=_env(tmp_path))
+    assert refused.returncode == 1
+    assert refused.stdout.startswith(
+        "The call to box__delete_everything was not run: it needs the user's consent, and nobody could be asked"
+    )
+    assert "did not allow" not in refused.stdout
+    assert "mcpkit: box__delete_everything needs your consent, and stdin is not a terminal" in refused.stderr
+    assert [json.loads(line)["decision"] for line in (tmp_path / "audit.jsonl").read_text().splitlines()] == [
+        "ask:unavailable"
+    ]

@@ -5,6 +5,10 @@ and integers (with bounds), booleans, single-choice enums (``enum``, ``oneOf`` w
 ``enumNames``) and multiple-choice arrays. Enter keeps a field's default; an optional field without
 one is left out; a required one is asked again. Ctrl-D cancels the whole form.
 
+A form is first offered (``Answer? [Y/n]``: no declines it), except a form of one yes/no field,
+such as a gateway's consent question (``Allow this call (yes/no) [no]:``): that field is the whole
+question, so it is asked at once and Enter gives its default, rather than asking twice.
+
 The server's message, titles, descriptions and choices are shown with their control characters as
 visible escapes (:mod:`mcpkit.host._terminal`): they are written to the terminal the user types on.
 
@@ -98,7 +102,7 @@ class Form:
         properties = schema.get("properties") if isinstance(schema, dict) else None
         required = schema.get("required", []) if isinstance(schema, dict) else []
         try:
-            if (await self._line("Answer? [Y/n] ")).lower() in _NO:
+            if not _one_yes_no(properties) and (await self._line("Answer? [Y/n] ")).lower() in _NO:
                 return {"action": "decline"}
             content: dict[str, Any] = {}
             for name, field in (properties or {}).items():
@@ -137,6 +141,14 @@ class Form:
 
 
 _SKIP = object()
+
+
+def _one_yes_no(properties: Any) -> bool:
+    """Whether a form's fields are one boolean: its answer says yes or no, and nothing else."""
+    if not isinstance(properties, dict) or len(properties) != 1:
+        return False
+    (field,) = properties.values()
+    return isinstance(field, dict) and field.get("type") == "boolean"
 
 
 def _show(value: Any) -> str:

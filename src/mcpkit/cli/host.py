@@ -183,11 +183,16 @@ def _print_list(host: Any) -> None:
         _say(f"  {tool.name}  [{decision}]  {description}".rstrip())
 
 
-async def _terminal_consent(request: Any) -> bool:
+async def _terminal_consent(request: Any) -> bool | None:
+    """The user's answer at the terminal; None (nobody could be asked) when stdin is no terminal."""
     from ..host._terminal import shown
 
     if not sys.stdin.isatty():
-        return False
+        from ._feedback import warn
+
+        warn(f"{request.name} needs your consent, and stdin is not a terminal to ask it on "
+             "(run the command in a terminal, or allow every call with --yes)")  # fmt: skip
+        return None
     loop = asyncio.get_running_loop()
     arguments = json.dumps(request.arguments, ensure_ascii=False)
     prompt = shown(f"allow {request.name} {arguments}? [y/N] ", sys.stdout)

@@ -41,7 +41,8 @@ class ConsentRequest:
     rule: str  # which rule said "ask" ("rule 3", "default")
 
 
-#: ``async fn(request) -> bool | None``: whether the user allows the call (None: nobody can be asked).
+#: ``async fn(request) -> bool | None``: whether the user allows the call; None when nobody could be
+#: asked (no terminal, a caller without elicitation), which is refused as such, not as the user's no.
 AskCallback = Callable[[ConsentRequest], Awaitable[bool | None]]
 #: ``fn(server key) -> async context manager`` entered just around the call to the server.
 Guard = Callable[[str], contextlib.AbstractAsyncContextManager[Any]]
@@ -74,10 +75,13 @@ async def admit(
         )
     allowed = await asker(request)
     if allowed is None:
+        # Nobody said no: nobody was asked. Said so, so that neither the model nor the user takes
+        # it for a refusal a person gave.
         written("ask:unavailable", "refused")
         return "ask:unavailable", refusal_result(
-            f"The call to {name} needs the user's consent, and the caller cannot be asked"
-            " (no elicitation: not declared, or not in its protocol revision)."
+            f"The call to {name} was not run: it needs the user's consent, and nobody could be asked"
+            " (the caller cannot be asked: no terminal to ask at, or no elicitation, not declared or"
+            " not in its protocol revision)."
         )
     if not allowed:
         written("ask:no", "refused")
