@@ -5,6 +5,13 @@ line, so a log file or CI output reads well. Questions to the user (elicitation)
 
 What the server wrote (log lines, progress messages) is shown on a terminal with its control
 characters as visible escapes (:mod:`mcpkit.host._terminal`); on a pipe it is written as sent.
+
+A call answered over several rounds (a 2026-07-28 ``input_required`` result, retried with the
+user's answers) runs the tool again from the top, and the tool reports its progress again: each
+round has a new request id and so a new progress token, but it is one call to the user. So the
+progress of one call never goes back: an update whose ``progress`` is not beyond the highest
+already shown is a replay of what the user saw, and is not shown again (the spec has progress
+increase with each notification, so within one round none is dropped).
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ class Feedback:
         self.tty = sys.stderr.isatty()
         self._bar: Any = None  # rich.progress.Progress, once a progress notification arrives
         self._task: Any = None
+        self._highest: float | None = None  # the most progress shown for this command's call
 
     def line(self, text: str) -> None:
         """One line on stderr, above the progress bar if there is one (escaped on a terminal)."""
@@ -53,7 +61,11 @@ class Feedback:
         self.line(f"server {params.get('level', 'info')}{source}: {text}")
 
     async def progress(self, progress: float, total: float | None, message: str | None) -> None:
-        """``notifications/progress`` for our call: a bar on a terminal, a line otherwise."""
+        """``notifications/progress`` for our call: a bar on a terminal, a line otherwise; a replayed
+        update (not beyond what was shown: see the module's docstring) is not shown again."""
+        if self._highest is not None and progress <= self._highest:
+            return
+        self._highest = progress
         if not self.tty:
             amount = f"{progress:g}/{total:g}" if total else f"{progress:g}"
             self.line(f"progress {amount}" + (f": {message}" if message else ""))

@@ -152,8 +152,16 @@ class InspectorSession:
         if not isinstance(call_params, dict):
             raise ValueError("params must be an object")
         call_id = params.get("callId")
+        highest: float | None = None  # the most progress shown for this call
 
         async def progress(value: float, total: float | None, message: str | None) -> None:
+            # A 2026-07-28 call answered over several rounds runs the tool again with the answers,
+            # and it reports its progress again, under each round's new token: progress not beyond
+            # what this call has shown is that replay, and is not shown twice.
+            nonlocal highest
+            if highest is not None and value <= highest:
+                return
+            highest = value
             self.emit("progress", callId=call_id, progress=value, total=total, message=message)
 
         task = asyncio.ensure_future(
