@@ -145,12 +145,12 @@ def test_sampling_is_refused_clearly_or_answered_by_a_command(everything_url: st
 
 
 @pytest.mark.parametrize("revision", ["2026-07-28", "2025-11-25"])
-def test_elicitation_off_a_terminal_is_declined_with_one_line(revision: str) -> None:
+def test_elicitation_off_a_terminal_is_cancelled_with_one_line(revision: str) -> None:
     called = run_mcpkit("call", TRAVEL, "plan_trip", "destination=Paris", "--protocol-version", revision)
     assert called.returncode == 1
-    assert called.stdout == "The trip to Paris was not confirmed (decline).\n"
+    assert called.stdout == "The trip to Paris was not confirmed (cancel).\n"
     assert called.stderr == (
-        "mcpkit: declined the server's question 'Plan a trip to Paris?': stdin is not a terminal "
+        "mcpkit: left the server's question 'Plan a trip to Paris?' unanswered: stdin is not a terminal "
         "(run the command in a terminal to answer it)\n"
     )
 

@@ -313,3 +313,18 @@ def test_consent_with_no_terminal_says_nobody_was_asked(tmp_path: Path) -> None:
     assert [json.loads(line)["decision"] for line in (tmp_path / "audit.jsonl").read_text().splitlines()] == [
         "ask:unavailable"
     ]
+
+
+def test_gateway_consent_with_no_terminal_behind_it_says_nobody_was_asked(tmp_path: Path) -> None:
+    """``mcpkit call`` through a gateway, with no terminal: the CLI cancels the consent question
+    (no explicit choice) and the gateway refuses the call as one nobody could be asked about, not as
+    the user's no."""
+    policy = {"default": "allow", "rules": [{"tool": "delete_*", "action": "ask"}]}
+    cfg = _write(tmp_path / "host.json", {"box": toolbox()}, policy=policy)
+    gateway = f"{sys.executable} -m mcpkit gateway {cfg}"
+    refused = mcpkit_cli("call", gateway, "box__delete_everything", env=_env(tmp_path))
+    assert refused.returncode == 1, refused.stderr
+    assert NOBODY_ASKED in refused.stdout and "did not allow" not in refused.stdout
+    assert "unanswered: stdin is not a terminal" in refused.stderr
+    decisions = [json.loads(line)["decision"] for line in (tmp_path / "audit.jsonl").read_text().splitlines()]
+    assert decisions == ["ask:unavailable"]

@@ -12,8 +12,10 @@ question, so it is asked at once and Enter gives its default, rather than asking
 The server's message, titles, descriptions and choices are shown with their control characters as
 visible escapes (:mod:`mcpkit.host._terminal`): they are written to the terminal the user types on.
 
-When stdin is not a terminal nobody can answer: the request is declined at once, with one line on
-stderr saying so, rather than leaving the server waiting.
+When stdin is not a terminal nobody can answer: the request is cancelled at once (the spec's
+``cancel``, "dismissed without making an explicit choice", not ``decline``, which is a person's
+no), with one line on stderr saying so, rather than leaving the server waiting. A gateway asking
+for consent tells the two apart: nobody could be asked, or the user said no.
 """
 
 from __future__ import annotations
@@ -239,10 +241,10 @@ class Elicitor:
         message = str(params.get("message", ""))
         if not self.interactive:
             warn(
-                f"declined the server's question {message!r}: stdin is not a terminal "
+                f"left the server's question {message!r} unanswered: stdin is not a terminal "
                 "(run the command in a terminal to answer it)"
             )
-            return {"action": "decline"}
+            return {"action": "cancel"}
         async with self._lock:
             with self.feedback.paused(), self.hold_clocks():
                 if params.get("mode") == "url":

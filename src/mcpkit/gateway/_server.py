@@ -221,6 +221,8 @@ class Gateway:
             answer = await ctx.elicit(message, _CONSENT_SCHEMA, key=f"consent:{request.name}")
         except (MissingClientCapability, MethodNotFound):  # no capability, or a revision without it
             return None
+        if answer.action == "cancel":  # no explicit choice (no terminal, a dismissed form): nobody said no
+            return None
         return answer.action == "accept" and bool((answer.content or {}).get("allow"))
 
     # -- resources, prompts, completion ------------------------------------------------------------

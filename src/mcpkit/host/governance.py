@@ -42,7 +42,8 @@ class ConsentRequest:
 
 
 #: ``async fn(request) -> bool | None``: whether the user allows the call; None when nobody could be
-#: asked (no terminal, a caller without elicitation), which is refused as such, not as the user's no.
+#: asked (no terminal, a caller without elicitation) or the question was dismissed without a choice
+#: (elicitation's ``cancel``), which is refused as such, not as the user's no.
 AskCallback = Callable[[ConsentRequest], Awaitable[bool | None]]
 #: ``fn(server key) -> async context manager`` entered just around the call to the server.
 Guard = Callable[[str], contextlib.AbstractAsyncContextManager[Any]]
@@ -81,7 +82,7 @@ async def admit(
         return "ask:unavailable", refusal_result(
             f"The call to {name} was not run: it needs the user's consent, and nobody could be asked"
             " (the caller cannot be asked: no terminal to ask at, or no elicitation, not declared or"
-            " not in its protocol revision)."
+            " not in its protocol revision), or the question was dismissed unanswered."
         )
     if not allowed:
         written("ask:no", "refused")
