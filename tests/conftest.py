@@ -87,15 +87,30 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+#: The least time a server process is given to start. Start-up is never what a test tests, and on a
+#: busy CI machine a Python process can take many seconds to import and listen.
+STARTUP_SECONDS = 120.0
+
+
 def http_server(command: list[str], port: int, startup_seconds: float) -> Iterator[str]:
-    """Run an HTTP MCP server process; yield its endpoint once the port accepts, stop it afterwards."""
+    """Run an HTTP MCP server process; yield its endpoint once the port accepts, stop it afterwards.
+
+    It is given *startup_seconds*, and never less than :data:`STARTUP_SECONDS`; it fails the test,
+    saying so, if the process exits first or nothing listens by then."""
     proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + startup_seconds
-    while time.monotonic() < deadline:
+    seconds = max(startup_seconds, STARTUP_SECONDS)
+    deadline = time.monotonic() + seconds
+    while True:
         try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
                 break
         except OSError:
+            if proc.poll() is not None:
+                pytest.fail(f"the server exited with {proc.returncode} before listening: {command}")
+            if time.monotonic() > deadline:
+                proc.kill()
+                proc.wait()
+                pytest.fail(f"nothing listened on 127.0.0.1:{port} {seconds:g} s after starting {command}")
             time.sleep(0.05)
     try:
         yield f"http://127.0.0.1:{port}/mcp"

@@ -137,7 +137,7 @@ def nginx_in_front(ports: list[int]) -> Iterator[int]:
         proc = subprocess.Popen([binary, "-p", tmp, "-c", str(conf), "-e", f"{tmp}/error.log"],
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
         try:
-            wait_port(port, 10, proc)
+            wait_port(port, 60, proc)  # generous: start-up is not what the tests test
             yield port
         finally:
             proc.terminate()

@@ -33,7 +33,7 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 #: Generous: a loaded 2-core machine starts Python processes slowly.
-STARTUP_SECONDS = 30.0
+STARTUP_SECONDS = 90.0
 #: How long the page may take to show what a test waits for.
 WAIT_MS = 30_000
 VIEWPORT: Final = {"width": 1280, "height": 800}
