@@ -201,11 +201,39 @@ def test_a_modern_server_slower_than_the_probe_is_still_reached_in_its_era(tmp_p
     )
 
     async def main() -> None:
-        async with Client([sys.executable, str(script)], probe_timeout=30) as client:
+        async with Client([sys.executable, str(script)], probe_timeout=0.2) as client:  # meant to run out
             assert client.era is Era.STATELESS and client.protocol_version == "2026-07-28"
             assert await client.list_tools() == []
 
     asyncio.run(asyncio.wait_for(main(), 30))
+
+
+def test_a_client_forced_to_2026_07_28_waits_for_a_server_still_starting(tmp_path: Path) -> None:
+    """Forced to a stateless revision there is no fallback, so a probe unanswered within
+    ``probe_timeout`` is no sign of a legacy server: a stdio server still importing (slow on a busy
+    machine) is waited for as any request is, not given up on with 'did not answer server/discover'."""
+    script = tmp_path / "slow_start.py"
+    script.write_text(
+        textwrap.dedent("""
+        import json, sys, time
+        time.sleep(1.0)  # a heavy import
+        for line in sys.stdin:
+            msg = json.loads(line)
+            if msg.get("method") == "server/discover":
+                result = {"supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}}}
+                print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}), flush=True)
+            elif msg.get("method") == "tools/list":
+                print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": {"tools": []}}), flush=True)
+    """)
+    )
+
+    async def main() -> None:
+        command = [sys.executable, str(script)]
+        async with Client(command, protocol_version="2026-07-28", probe_timeout=0.2) as client:
+            assert client.protocol_version == "2026-07-28"
+            assert await client.list_tools() == []
+
+    asyncio.run(asyncio.wait_for(main(), 60))
 
 
 def test_importing_the_client_loads_no_server_side() -> None:

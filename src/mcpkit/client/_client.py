@@ -53,6 +53,8 @@ class Client(SkillCalls, ClientCore):
         max_timeout: the most seconds any request may take, progress or not.
         probe_timeout: seconds to wait for the ``server/discover`` probe before assuming a legacy
             server that ignores unknown requests (one that answers with any error is known at once).
+            With ``protocol_version`` forcing a stateless revision there is nothing to fall back to,
+            and the probe waits ``timeout`` instead.
         on_notification: ``async fn(method, params)`` for server notifications (list changes,
             resource updates, log messages).
         on_log: ``async fn(params)`` for log messages (default: Python logging).

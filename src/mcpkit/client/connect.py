@@ -194,7 +194,11 @@ async def agree(
     """
     if forced is not None and era_of(forced) is Era.HANDSHAKE:
         return await initialize(peer, forced, capabilities, client_info, timeout)
-    found = await discover(peer, probe, forced or LATEST_VERSION, meta, probe_timeout)
+    # Forced to a stateless revision, silence is no sign of a legacy server (there is no fallback):
+    # it is a server still starting (a stdio process importing on a busy machine), so the probe
+    # gets the patience of any request rather than the short wait that guesses the era.
+    patience = probe_timeout if forced is None else timeout
+    found = await discover(peer, probe, forced or LATEST_VERSION, meta, patience)
     if found is not None:
         return found
     if forced is not None:
@@ -218,7 +222,7 @@ async def discover(
     probe: ProbeAnswers,
     version: str,
     meta: Callable[[str], dict[str, Any]],
-    probe_timeout: float,
+    probe_timeout: float | None,
 ) -> Agreement | None:
     """Probe with ``server/discover``: the agreement with a modern server, ``None`` for a legacy one."""
     for _ in range(2):  # the second round uses a version the server named in -32022
