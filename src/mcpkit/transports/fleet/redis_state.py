@@ -38,6 +38,24 @@ _ENTRY_ID: Final = re.compile(r"\d{1,20}-\d{1,20}")
 STREAM_TTL: Final = 3600
 
 
+#: Compare and set (:meth:`RedisState.swap`) in one step of the server: nothing runs between the
+#: read and the write. ARGV: expected is set (0/1), expected, value is set (0/1), value, ttl in ms.
+_SWAP: Final = """
+local current = redis.call('GET', KEYS[1])
+if ARGV[1] == '1' then
+  if current ~= ARGV[2] then return 0 end
+elseif current then
+  return 0
+end
+if ARGV[3] == '0' then
+  redis.call('DEL', KEYS[1])
+elseif ARGV[5] == '' then
+  redis.call('SET', KEYS[1], ARGV[4])
+else
+  redis.call('SET', KEYS[1], ARGV[4], 'PX', ARGV[5])
+end
+return 1
+"""
 class RedisEventStore:
     """An :class:`~mcpkit.transports.event_store.EventStore` on Redis Streams: the last
     *per_stream* events of each stream (about: trimming is ``MAXLEN ~``), kept *ttl* seconds."""
@@ -136,6 +154,7 @@ class RedisState:
 
     async def ping(self) -> None:
         await self._client.ping()
+        self._swap = self._client.register_script(_SWAP)
 
     async def get(self, key: str) -> bytes | None:
         value = await self._client.get(self.prefix + "k:" + key)
@@ -176,6 +195,22 @@ class RedisState:
         return [v for v in values if isinstance(v, bytes)]
 
     async def shared_secret(self, name: str, size: int = 32) -> bytes:
+    async def swap(
+        self, key: str, expected: bytes | None, value: bytes | None, ttl: float | None = None
+    ) -> bool:
+        args = [
+            b"0" if expected is None else b"1",
+            expected or b"",
+            b"0" if value is None else b"1",
+            value or b"",
+        ]
+        args.append(b"" if ttl is None else str(max(1, int(ttl * 1000))).encode())
+        return bool(await self._swap(keys=[self.prefix + "k:" + key], args=args))
+
+    async def subscribers(self, channel: str) -> int:
+        counts = await self._client.pubsub_numsub(self.prefix + "c:" + channel)
+        return int(counts[0][1]) if counts else 0
+
         key = self.prefix + "k:" + name
         await self._client.set(key, os.urandom(size), nx=True)
         secret = await self._client.get(key)

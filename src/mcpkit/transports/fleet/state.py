@@ -103,6 +103,18 @@ class SharedState(Protocol):
         """Send *data* to every subscriber of *channel*, in every process (this one included)."""
         ...
 
+    async def swap(
+        self, key: str, expected: bytes | None, value: bytes | None, ttl: float | None = None
+    ) -> bool:
+        """Compare and set, atomically: if *key* holds *expected* (``None``: is unset), set it to
+        *value* for *ttl* seconds (*value* ``None``: remove it); whether it did."""
+        ...
+
+    async def subscribers(self, channel: str) -> int:
+        """How many processes listen on *channel* now (a process that died listens nowhere: its
+        connection to the store closed with it)."""
+        ...
+
     async def subscribe(self, channel: str, listener: Listener) -> Unsubscribe:
         """Call *listener* with each message published on *channel* from now on; returns the
         coroutine function that stops it."""
@@ -173,6 +185,20 @@ class MemoryState:
     async def shared_secret(self, name: str, size: int = 32) -> bytes:
         secret = await self.get(name)
         if secret is None:
+    async def swap(
+        self, key: str, expected: bytes | None, value: bytes | None, ttl: float | None = None
+    ) -> bool:
+        if await self.get(key) != expected:
+            return False
+        if value is None:
+            self._values.pop(key, None)
+        else:
+            await self.put(key, value, ttl)
+        return True
+
+    async def subscribers(self, channel: str) -> int:
+        return 1 if self._channels.get(channel) else 0
+
             secret = os.urandom(size)
             await self.put(name, secret)
         return secret
