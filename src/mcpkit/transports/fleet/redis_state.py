@@ -34,10 +34,6 @@ __all__ = ["RedisEventStore", "RedisState"]
 logger = logging.getLogger("mcpkit.fleet")
 
 _ENTRY_ID: Final = re.compile(r"\d{1,20}-\d{1,20}")
-#: How long an SSE stream's events are kept after its last one (a session idles out sooner).
-STREAM_TTL: Final = 3600
-
-
 #: Compare and set (:meth:`RedisState.swap`) in one step of the server: nothing runs between the
 #: read and the write. ARGV: expected is set (0/1), expected, value is set (0/1), value, ttl in ms.
 _SWAP: Final = """
@@ -56,6 +52,10 @@ else
 end
 return 1
 """
+#: How long an SSE stream's events are kept after its last one (a session idles out sooner).
+STREAM_TTL: Final = 3600
+
+
 class RedisEventStore:
     """An :class:`~mcpkit.transports.event_store.EventStore` on Redis Streams: the last
     *per_stream* events of each stream (about: trimming is ``MAXLEN ~``), kept *ttl* seconds."""
@@ -132,6 +132,7 @@ class RedisState:
         self._listeners: dict[str, list[Listener]] = {}
         self._pubsub: Any = None
         self._reader: asyncio.Task[None] | None = None
+        self._swap = self._client.register_script(_SWAP)
 
     def __repr__(self) -> str:
         return f"RedisState({self.url!r}, prefix={self.prefix!r})"
@@ -154,7 +155,6 @@ class RedisState:
 
     async def ping(self) -> None:
         await self._client.ping()
-        self._swap = self._client.register_script(_SWAP)
 
     async def get(self, key: str) -> bytes | None:
         value = await self._client.get(self.prefix + "k:" + key)
@@ -172,6 +172,22 @@ class RedisState:
         return bool(
             await self._client.set(self.prefix + "k:" + key, value, nx=True, px=max(1, int(ttl * 1000)))
         )
+
+    async def swap(
+        self, key: str, expected: bytes | None, value: bytes | None, ttl: float | None = None
+    ) -> bool:
+        args = [
+            b"0" if expected is None else b"1",
+            expected or b"",
+            b"0" if value is None else b"1",
+            value or b"",
+        ]
+        args.append(b"" if ttl is None else str(max(1, int(ttl * 1000))).encode())
+        return bool(await self._swap(keys=[self.prefix + "k:" + key], args=args))
+
+    async def subscribers(self, channel: str) -> int:
+        counts = await self._client.pubsub_numsub(self.prefix + "c:" + channel)
+        return int(counts[0][1]) if counts else 0
 
     async def push(self, key: str, value: bytes, limit: int, ttl: float | None = None) -> None:
         name = self.prefix + "k:" + key
@@ -195,22 +211,6 @@ class RedisState:
         return [v for v in values if isinstance(v, bytes)]
 
     async def shared_secret(self, name: str, size: int = 32) -> bytes:
-    async def swap(
-        self, key: str, expected: bytes | None, value: bytes | None, ttl: float | None = None
-    ) -> bool:
-        args = [
-            b"0" if expected is None else b"1",
-            expected or b"",
-            b"0" if value is None else b"1",
-            value or b"",
-        ]
-        args.append(b"" if ttl is None else str(max(1, int(ttl * 1000))).encode())
-        return bool(await self._swap(keys=[self.prefix + "k:" + key], args=args))
-
-    async def subscribers(self, channel: str) -> int:
-        counts = await self._client.pubsub_numsub(self.prefix + "c:" + channel)
-        return int(counts[0][1]) if counts else 0
-
         key = self.prefix + "k:" + name
         await self._client.set(key, os.urandom(size), nx=True)
         secret = await self._client.get(key)

@@ -81,6 +81,18 @@ class SharedState(Protocol):
         """Set *key* to *value* for *ttl* seconds unless it is set: whether this caller got it."""
         ...
 
+    async def swap(
+        self, key: str, expected: bytes | None, value: bytes | None, ttl: float | None = None
+    ) -> bool:
+        """Compare and set, atomically: if *key* holds *expected* (``None``: is unset), set it to
+        *value* for *ttl* seconds (*value* ``None``: remove it); whether it did."""
+        ...
+
+    async def subscribers(self, channel: str) -> int:
+        """How many processes listen on *channel* now (a process that died listens nowhere: its
+        connection to the store closed with it)."""
+        ...
+
     async def shared_secret(self, name: str, size: int = 32) -> bytes:
         """A random secret of *size* bytes, the same for every process sharing this state: the
         first to ask creates it, the others read it."""
@@ -101,18 +113,6 @@ class SharedState(Protocol):
 
     async def publish(self, channel: str, data: bytes) -> None:
         """Send *data* to every subscriber of *channel*, in every process (this one included)."""
-        ...
-
-    async def swap(
-        self, key: str, expected: bytes | None, value: bytes | None, ttl: float | None = None
-    ) -> bool:
-        """Compare and set, atomically: if *key* holds *expected* (``None``: is unset), set it to
-        *value* for *ttl* seconds (*value* ``None``: remove it); whether it did."""
-        ...
-
-    async def subscribers(self, channel: str) -> int:
-        """How many processes listen on *channel* now (a process that died listens nowhere: its
-        connection to the store closed with it)."""
         ...
 
     async def subscribe(self, channel: str, listener: Listener) -> Unsubscribe:
@@ -163,6 +163,20 @@ class MemoryState:
         await self.put(key, value, ttl)
         return True
 
+    async def swap(
+        self, key: str, expected: bytes | None, value: bytes | None, ttl: float | None = None
+    ) -> bool:
+        if await self.get(key) != expected:
+            return False
+        if value is None:
+            self._values.pop(key, None)
+        else:
+            await self.put(key, value, ttl)
+        return True
+
+    async def subscribers(self, channel: str) -> int:
+        return 1 if self._channels.get(channel) else 0
+
     async def push(self, key: str, value: bytes, limit: int, ttl: float | None = None) -> None:
         entry = self._queues.get(key)
         queue = (
@@ -185,20 +199,6 @@ class MemoryState:
     async def shared_secret(self, name: str, size: int = 32) -> bytes:
         secret = await self.get(name)
         if secret is None:
-    async def swap(
-        self, key: str, expected: bytes | None, value: bytes | None, ttl: float | None = None
-    ) -> bool:
-        if await self.get(key) != expected:
-            return False
-        if value is None:
-            self._values.pop(key, None)
-        else:
-            await self.put(key, value, ttl)
-        return True
-
-    async def subscribers(self, channel: str) -> int:
-        return 1 if self._channels.get(channel) else 0
-
             secret = os.urandom(size)
             await self.put(name, secret)
         return secret
