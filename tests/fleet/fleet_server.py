@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 
-from mcpkit import Context, Server
+from mcpkit import Context, Server, ToolAnnotations
 
 server = Server("fleet", "1.0.0")
 
@@ -58,3 +58,28 @@ async def slow(seconds: float, ctx: Context) -> str:
 def note(name: str) -> str:
     """A note."""
     return f"note {name}"
+
+
+def _append(path: str, line: str) -> None:
+    with open(path, "a") as file:
+        file.write(line)
+
+
+async def record(path: str, seconds: float, ctx: Context) -> str:
+    """Append this node's process id to the file *path* (a side effect a test counts: one line per
+    execution), then work for *seconds*, reporting progress ten times."""
+    await asyncio.to_thread(_append, path, f"{os.getpid()}\n")
+    for step in range(10):
+        await asyncio.sleep(seconds / 10)
+        await ctx.report_progress(step + 1, 10, f"on {os.getpid()}")
+    return f"recorded on {os.getpid()}"
+
+
+# One function, four tools: what a fleet does when the node running a call dies depends on these.
+server.add_tool(record)  # not safe to run twice: never taken over
+server.add_tool(record, name="record_idempotent", annotations=ToolAnnotations(idempotent_hint=True))
+server.add_tool(record, name="record_read_only", annotations=ToolAnnotations(read_only_hint=True))
+server.add_tool(record, name="record_repeatable", repeatable=True)
+server.add_tool(
+    record, name="record_not_repeatable", annotations=ToolAnnotations(idempotent_hint=True), repeatable=False
+)

@@ -15,6 +15,7 @@ from .._signature import ToolSignature
 from ..context import Context
 from ..lowlevel import LowLevelServer
 from ..tasks import TASKS_EXTENSION, TaskRunner
+from ..types import ToolAnnotations
 from ._threads import run_sync
 
 if TYPE_CHECKING:
@@ -75,6 +76,7 @@ class RegisteredTool:
         "fn",
         "mirrored",
         "rate_limit",
+        "repeatable",
         "scopes",
         "signature",
         "task_support",
@@ -94,6 +96,7 @@ class RegisteredTool:
         rate_limit: RateLimit | None = None,
         app_only: bool = False,  # MCP Apps: visibility ["app"], listed only to clients that show views
         scopes: tuple[str, ...] = (),  # OAuth scopes a caller needs, on a protected server (see .tools)
+        repeatable: bool = False,  # a fleet may run it again when its node died mid-call
     ) -> None:
         self.fn = fn
         self.signature = signature
@@ -105,6 +108,15 @@ class RegisteredTool:
         self.rate_limit = rate_limit
         self.app_only = app_only
         self.scopes = scopes
+        self.repeatable = repeatable
+
+
+def is_repeatable(option: bool | None, annotations: ToolAnnotations | None) -> bool:
+    """A tool's ``repeatable=`` option, or what its annotations imply when it is not given: a tool
+    that only reads, or whose repeated calls do what one does, may be run a second time."""
+    if option is not None:
+        return option
+    return annotations is not None and bool(annotations.read_only_hint or annotations.idempotent_hint)
 
 
 class ServerBase(LowLevelServer):

@@ -5,14 +5,18 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import logging
 from typing import Any, Final
 
 import msgspec
 
+from .._errors import ConnectionClosed
 from .._signature import ToolSignature
 from ..types import CONTENT_TYPES, CallToolResult
 
-__all__ = ["error_result", "to_call_result", "to_content", "without_output"]
+__all__ = ["error_result", "to_call_result", "to_content", "tool_failed", "without_output"]
+
+logger = logging.getLogger("mcpkit.server")
 
 _json_encode: Final = msgspec.json.Encoder().encode
 
@@ -23,6 +27,21 @@ def without_output(signature: ToolSignature) -> ToolSignature:
 
 def error_result(message: str) -> dict[str, Any]:
     return {"content": [{"type": "text", "text": message}], "isError": True}
+
+
+def tool_failed(name: str, exc: Exception, masked: bool) -> dict[str, Any]:
+    """The tool error result answering the tool *name* that raised *exc* (logged here); *masked*:
+    without the exception's type and message (``Server(mask_errors=True)``)."""
+    if isinstance(exc, ConnectionClosed):
+        # Mostly the client went away while the tool was sending to it: nothing is wrong
+        # with the server, and the answer below will be dropped quietly.
+        logger.info("tool %r stopped: %s", name, exc)
+    else:
+        # The traceback is for the server's operator; the peer gets one line (or less).
+        logger.error("tool %r raised %s", name, type(exc).__name__, exc_info=exc)
+    if masked:
+        return error_result(f"Error executing tool {name}")
+    return error_result(f"Error executing tool {name}: {type(exc).__name__}: {exc}")
 
 
 def to_call_result(value: Any, signature: ToolSignature) -> dict[str, Any]:

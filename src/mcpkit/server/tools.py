@@ -16,7 +16,6 @@ from .. import _jsonrpc as jsonrpc
 from .._compat import shape_call_result, shape_tool
 from .._connection import Scope, ServerConnection
 from .._errors import (
-    ConnectionClosed,
     InternalError,
     InvalidParams,
     InvalidRequest,
@@ -41,8 +40,8 @@ if TYPE_CHECKING:
     from ..kernel import Outbound
 
 from .._pagination import paginate
-from ._base import F, RateLimit, RegisteredTool, TaskSupport, declares_tasks, invoke
-from ._results import error_result, to_call_result, without_output
+from ._base import F, RateLimit, RegisteredTool, TaskSupport, declares_tasks, invoke, is_repeatable
+from ._results import error_result, to_call_result, tool_failed, without_output
 from ._threads import run_sync
 from .apps import Visibility, app_only, tool_ui_meta
 from .task_methods import TaskMethods
@@ -77,6 +76,7 @@ class ToolOptions(TypedDict, total=False):
     visibility: Sequence[Visibility]  # MCP Apps: ["model", "app"] (default), or ["app"]: views only
     scopes: Sequence[str]  # OAuth scopes a caller needs (protected HTTP servers only): 403 without
     blocking: bool  # False: a def tool that never blocks runs on the event loop, with no thread hop
+    repeatable: bool  # a fleet may run it again when its node dies mid-call (default: from the hints)
 
 
 class ToolsAPI(TaskMethods):
@@ -153,6 +153,7 @@ class ToolsAPI(TaskMethods):
         visibility: Sequence[Visibility] | None = None,
         scopes: Sequence[str] | None = None,
         blocking: bool = True,
+        repeatable: bool | None = None,
     ) -> Tool:
         """Register *fn* as a tool and return its definition.
 
@@ -179,6 +180,9 @@ class ToolsAPI(TaskMethods):
         compute) is called on the event loop instead of a worker thread, which saves the hand-off
         (most of a small tool's cost); while it runs, nothing else is served, and ``timeout``
         cannot interrupt it. Default: ``def`` tools run on worker threads.
+        ``repeatable``: whether a fleet may run a call again on another node when the one running
+        it died mid-call (:mod:`mcpkit.transports.http.takeover`); else the caller is told that
+        the outcome is unknown. Default: if ``annotations`` say read-only or idempotent.
 
         Raises:
             ValueError: the name breaks the spec's rules for tool names, or is taken; a bad
@@ -234,6 +238,7 @@ class ToolsAPI(TaskMethods):
             timeout,
             limiter,
             scopes=needed,
+            repeatable=is_repeatable(repeatable, annotations),
         )
         if not use_output:
             self._tools[tool_name].signature = without_output(signature)
@@ -246,6 +251,11 @@ class ToolsAPI(TaskMethods):
     def mirrored_parameters(self, tool: str) -> dict[str, tuple[str, ...]]:
         registered = self._tools.get(tool)
         return registered.mirrored if registered is not None else {}
+
+    def repeatable(self, tool: str) -> bool:
+        """Whether a call of *tool* may run again when its process died mid-call (a fleet)."""
+        registered = self._tools.get(tool)
+        return registered is not None and registered.repeatable
 
     def remove_tool(self, name: str) -> None:
         """Unregister a tool. Raises ``KeyError`` if there is none of that name."""
@@ -453,7 +463,7 @@ class ToolsAPI(TaskMethods):
         elif isinstance(exc, RPCError) or not isinstance(exc, Exception):
             raise exc
         else:
-            result = self._tool_failed(name, exc)
+            result = tool_failed(name, exc, self.mask_errors)
         shaped = shape_call_result(result, scope)
         if scope.stateless:
             self._complete_stateless("tools/call", shaped, scope)
@@ -497,18 +507,5 @@ class ToolsAPI(TaskMethods):
             if deadline is not None and isinstance(exc, TimeoutError) and deadline.expired():
                 logger.warning("tool %r timed out after %g s", name, timeout)
                 return error_result(f"Tool {name} timed out after {timeout:g} s")
-            return self._tool_failed(name, exc)
+            return tool_failed(name, exc, self.mask_errors)
         return to_call_result(value, signature)
-
-    def _tool_failed(self, name: str, exc: Exception) -> dict[str, Any]:
-        """The tool error result answering a tool that raised *exc* (logged here)."""
-        if isinstance(exc, ConnectionClosed):
-            # Mostly the client went away while the tool was sending to it: nothing is wrong
-            # with the server, and the answer below will be dropped quietly.
-            logger.info("tool %r stopped: %s", name, exc)
-        else:
-            # The traceback is for the server's operator; the peer gets one line (or less).
-            logger.error("tool %r raised %s", name, type(exc).__name__, exc_info=exc)
-        if self.mask_errors:
-            return error_result(f"Error executing tool {name}")
-        return error_result(f"Error executing tool {name}: {type(exc).__name__}: {exc}")

@@ -582,10 +582,9 @@ class StreamableHTTPApp:
                 session.id,
                 stalled,
             )
-        elif session.attached or (self.fleet is not None and await self.fleet.holder(session) is not None):
+        elif session.attached or (self.fleet is not None and not await self.fleet.hold(session)):
             await error(send, 409, None, INVALID_REQUEST, "Conflict: this session already has a GET stream")
-        elif self.fleet is not None:
-            self.fleet.hold(session)
+        elif self.fleet is not None:  # claimed here (a claim whose holder died is taken at once)
             try:
                 await standalone_stream(session, receive, send, b": stream open\n\n", self.table.closing)
             finally:

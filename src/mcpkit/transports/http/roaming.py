@@ -21,8 +21,9 @@ it serves it from a *replica*:
   every replica (each node listens for changes made anywhere): the replica holding the GET stream
   tells it, and while no live process holds one, every replica queues it (the copies coalesce into
   one when the next stream takes them). So list changes reach the session whichever of its nodes
-  are alive, its home (where ``initialize`` was answered) or not. A holder whose heartbeat lapsed
-  holds nothing: a client reconnecting its GET stream after that node died is served at once.
+  are alive, its home (where ``initialize`` was answered) or not. A holder that died holds
+  nothing, from the moment it died (:mod:`..fleet.claims`): a client reconnecting its GET stream
+  to another node is served at once, and of two nodes it reaches at the same moment one wins.
 * ``logging/setLevel`` and ``resources/unsubscribe`` are replayed on every replica (a
   subscription made on one replica must end wherever the unsubscribe lands); DELETE ends every
   replica.
@@ -31,17 +32,20 @@ it serves it from a *replica*:
 
 Resumable streams' events are in the shared event store, so ``Last-Event-ID`` replays on any
 process (:mod:`.resume`). And if the process doing a request's work dies mid-stream (its heartbeat
-``node:<id>`` lapses), the process the client reconnected to **takes the request over**: it runs the
-request again from its start (kept as ``run:<stream id>`` when the stream began) and, of what the
-rerun sends, appends to the stream only what comes after the events already there. For a handler
-that sends the same things in the same order each time it runs (progress steps, say), the client
-sees every message once: none lost, none twice. Like a multi round-trip handler, a handler that may
-be taken over must keep the work before each message free of side effects, or make it idempotent.
+``node:<id>`` lapses), the process the client reconnected to **takes the request over**, at most
+once by default: a request that is not safe to run twice (a ``tools/call`` of a tool that does not
+say it is, see :mod:`.takeover`) is not run again, and its stream ends with an answer saying the
+server stopped during it. A request that is safe to repeat is run again from its start (kept as
+``run:<stream id>`` when the stream began) and, of what the rerun sends, appended to the stream is
+only what comes after the events already there. For a handler that sends the same things in the
+same order each time it runs (progress steps, say), the client sees every message once: none lost,
+none twice.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 import secrets
@@ -54,9 +58,11 @@ from ..._connection import LOG_LEVELS
 from ..._errors import ConnectionClosed, RemoteProtocolError
 from ...kernel import Endpoint
 from ..event_store import FollowedEventStore
+from ..fleet import claims
 from ..fleet.node import Node, alive
 from ..fleet.state import SharedState, Unsubscribe
 from .sessions import BACKLOG, CLOSE, HTTPSession, SessionTable
+from .takeover import may_repeat, not_repeated
 
 __all__ = ["SessionFleet"]
 
@@ -89,9 +95,11 @@ class SessionFleet:
         self._refreshed: dict[str, float] = {}
         self._channels: dict[str, Unsubscribe] = {}
         self._restoring: dict[str, asyncio.Task[HTTPSession | None]] = {}
-        self._holding: dict[str, asyncio.Task[None]] = {}
+        self._holding: dict[str, asyncio.Task[None] | None] = {}  # None: being claimed
         self._chores: set[asyncio.Task[Any]] = set()
         table.on_end = self._ended
+        if node is not None:  # present once joined: a claim of ours is taken over when we die
+            node.on_join.append(functools.partial(claims.present, state, node.id))
 
     # -- records -----------------------------------------------------------------------------------
 
@@ -181,9 +189,9 @@ class SessionFleet:
     def _ended(self, session: HTTPSession) -> None:
         self._records.pop(session.id, None)
         self._refreshed.pop(session.id, None)
-        holder = self._holding.pop(session.id, None)
-        if holder is not None:
-            holder.cancel()
+        holding = self._holding.pop(session.id, None)
+        if holding is not None:
+            holding.cancel()
         stop = self._channels.pop(session.id, None)
         if stop is not None:
             self._chore(stop())
@@ -224,23 +232,42 @@ class SessionFleet:
     # -- the GET stream ----------------------------------------------------------------------------
 
     async def holder(self, session: HTTPSession) -> bytes | None:
-        """The live process holding the session's GET stream, if any (a process whose heartbeat
-        lapsed holds nothing: it died with the stream)."""
+        """The live process holding the session's GET stream, if any (a process that died holds
+        nothing: it died with the stream)."""
         node = await self.state.get(_holder(session.id))
-        if node is None or (node != self.node and not await alive(self.state, node.decode())):
+        if node is None or (node != self.node and await claims.gone(self.state, node.decode())):
             return None
         return node
 
-    def hold(self, session: HTTPSession) -> None:
-        """This process now holds the session's GET stream: claim it and take what waits."""
+    async def hold(self, session: HTTPSession) -> bool:
+        """Claim the session's GET stream for a stream opening here, unless a live process holds
+        it (this one included): whether it did. Then keep the claim and take what waits."""
+        if session.attached or session.id in self._holding:
+            return False
+        self._holding[session.id] = None  # taken here before the store answers: one GET wins
+        try:
+            holder = await claims.claim(self.state, _holder(session.id), self.node, HOLD_TTL)
+        except BaseException:
+            self._holding.pop(session.id, None)
+            raise
+        if holder is not None:
+            self._holding.pop(session.id, None)
+            return False
         self._holding[session.id] = asyncio.ensure_future(self._keep_holding(session))
+        return True
 
     async def _keep_holding(self, session: HTTPSession) -> None:
         try:
             await self._drain(session)
             while True:
-                await self.state.put(_holder(session.id), self.node, HOLD_TTL)
                 await asyncio.sleep(HOLD_REFRESH)
+                if not await claims.refresh(self.state, _holder(session.id), self.node, HOLD_TTL):
+                    # Judged gone while cut off from the store, and another node took the stream
+                    # over: the client opened a new one there, which now gets what is queued.
+                    logger.warning(
+                        "session %s: its GET stream was taken over by another node", session.id[:8]
+                    )
+                    return
         except asyncio.CancelledError:
             raise
         except Exception as exc:
@@ -251,8 +278,7 @@ class SessionFleet:
         task = self._holding.pop(session.id, None)
         if task is not None:
             task.cancel()
-        if await self.state.get(_holder(session.id)) == self.node:
-            await self.state.delete(_holder(session.id))
+        await claims.release(self.state, _holder(session.id), self.node)
 
     async def route_out(self, session: HTTPSession, message: bytes, is_request: bool) -> None:
         if b'/list_changed"' in message[:72]:
@@ -286,16 +312,22 @@ class SessionFleet:
             return  # alive, only slow
         if not await self.state.claim(f"takeover:{stream_id}", self.node, self.table.idle_seconds):
             return  # another process took it
-        logger.warning("session %s: taking over stream %s of a process that died", session.id[:8], stream_id)
-        self.running(stream_id, run["request"].encode())  # ours now: if we die too, another takes it
-        self._chore(self._rerun(session, self.state.events, stream_id, run["request"].encode()))
-
-    async def _rerun(
-        self, session: HTTPSession, store: FollowedEventStore, stream_id: str, body: bytes
-    ) -> None:
-        request = jsonrpc.decode(body)
+        request = jsonrpc.decode(run["request"].encode())
         if not isinstance(request, jsonrpc.Request):
             return
+        if not may_repeat(self.endpoint, request):
+            logger.warning("session %s: %s of a process that died is not run again (stream %s)",
+                           session.id[:8], request.method, stream_id)  # fmt: skip
+            await self.state.events.append(stream_id, not_repeated(request))
+            await self.state.events.end(stream_id)
+            return
+        logger.warning("session %s: taking over stream %s of a process that died", session.id[:8], stream_id)
+        self.running(stream_id, run["request"].encode())  # ours now: if we die too, another takes it
+        self._chore(self._rerun(session, self.state.events, stream_id, request))
+
+    async def _rerun(
+        self, session: HTTPSession, store: FollowedEventStore, stream_id: str, request: jsonrpc.Request
+    ) -> None:
         told = await store.count(stream_id)  # what the client has (or can replay) already
         stream = session.open_stream([request.id])
         try:
