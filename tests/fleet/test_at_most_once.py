@@ -95,8 +95,8 @@ def test_the_official_sdk_client_gets_the_error_result(fleet: Fleet, tmp_path: P
     async def main() -> None:
         killed: list[int] = []
 
-        async def on_progress(value: float, total: float | None, message: str | None) -> None:
-            if value == 3 and not killed:
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+            if progress == 3 and not killed:
                 assert message is not None
                 killed.append(int(message.split()[-1]))
                 os.kill(killed[0], signal.SIGKILL)
@@ -106,13 +106,12 @@ def test_the_official_sdk_client_gets_the_error_result(fleet: Fleet, tmp_path: P
             ClientSession(streams[0], streams[1]) as session,
         ):
             await session.initialize()
+            arguments: dict[str, Any] = {"path": str(path), "seconds": 3}
             async with asyncio.timeout(60):
-                result = await session.call_tool(
-                    "record", {"path": str(path), "seconds": 3}, progress_callback=on_progress
-                )
+                result = await session.call_tool("record", arguments, progress_callback=on_progress)
         assert killed
         assert result.is_error
-        assert result.content[0].text == NOT_REPEATED  # type: ignore[union-attr]
+        assert result.content[0].text == NOT_REPEATED
         assert executions(path) == [str(killed[0])]
 
     asyncio.run(main())
