@@ -259,18 +259,31 @@ class LowLevelServer:
         """Send ``notifications/<kind>/list_changed`` to everyone who asked (kind: tools, prompts,
         resources), in every process of a fleet. Waits for no listener: each has a queue and a
         writer of its own."""
-        if self.shared is not None:
-            await self.shared.publish(_CHANGES, msgspec.json.encode([kind, None]))
+        if self.shared is not None and await self._published(msgspec.json.encode([kind, None])):
             return
         self._tell_list_changed(kind)
 
     async def notify_resource_updated(self, uri: str) -> None:
         """Send ``notifications/resources/updated`` to the subscribers of *uri*, in every process
         of a fleet (waiting for none)."""
-        if self.shared is not None:
-            await self.shared.publish(_CHANGES, msgspec.json.encode([None, uri]))
+        if self.shared is not None and await self._published(msgspec.json.encode([None, uri])):
             return
         self._tell_resource_updated(uri)
+
+    async def _published(self, change: bytes) -> bool:
+        """Announce *change* to the fleet; ``False`` if its shared state cannot be reached now.
+        Then only this process's listeners hear of it: the change was made (a tool that made it
+        has done its work, and failing it would invite a second run), and a list change is worth
+        telling whoever can be told."""
+        from .transports.fleet.state import StateUnavailable
+
+        assert self.shared is not None
+        try:
+            await self.shared.publish(_CHANGES, change)
+        except StateUnavailable as exc:
+            logger.warning("a change was announced to this process only: %s", exc.detail)
+            return False
+        return True
 
     def _tell_list_changed(self, kind: str) -> None:
         for listener in list(self.listeners):

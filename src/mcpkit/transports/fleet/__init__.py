@@ -3,9 +3,9 @@ implementation (:mod:`.redis_state`, imported only when a Redis URL is given).""
 
 from __future__ import annotations
 
-from .state import MemoryState, SharedState
+from .state import MemoryState, SharedState, StateUnavailable
 
-__all__ = ["MemoryState", "SharedState", "open_state"]
+__all__ = ["MemoryState", "SharedState", "StateUnavailable", "open_state"]
 
 
 def open_state(url: str, *, prefix: str = "mcpkit:") -> SharedState:

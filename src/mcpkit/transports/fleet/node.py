@@ -4,8 +4,15 @@ The HTTP app holds a :class:`Node`. At start (the ASGI lifespan, or the first re
 is mounted where no lifespan runs) the node connects to the shared state and runs its join hooks
 (the server fetches the shared ``requestState`` key, subscribes to change notifications, shares its
 tasks). If the store cannot be reached the node keeps trying in the background: ``/healthz`` says
-the process is alive all along, ``/readyz`` says 503 until it has joined and while the store does
-not answer, and MCP requests get 503 meanwhile rather than answers a fleet would not agree on.
+the process is alive all along, ``/readyz`` says 503 until it has joined, and MCP requests get 503
+meanwhile rather than answers a fleet would not agree on.
+
+Once joined, a node stays **ready** while the store is away (:meth:`Node.is_ready`): it still
+serves every request that needs no shared state (2026-07-28 requests, the sessions it holds), and
+what needs it gets a prompt 503 (:mod:`mcpkit.transports.http.outage`); every node shares the one
+store, so a balancer taking nodes out for its absence would take out the whole fleet and serve
+nothing at all. ``/readyz`` says ``degraded`` then (still 200). A node is not ready before it has
+joined and once it drains (shutting down).
 
 Once joined, the node writes its **heartbeat** (``node:<id>``, every :data:`HEARTBEAT` seconds,
 lapsing :data:`NODE_TTL` seconds after the last): how the others tell that it died (killed, its
@@ -105,7 +112,7 @@ class Node:
             try:
                 await self.state.put(_heartbeat(self.id), b"1", NODE_TTL)
             except Exception as exc:  # the store is away: the others may judge this node dead
-                logger.warning("fleet heartbeat failed: %s", exc)
+                logger.warning("fleet heartbeat failed: %s", getattr(exc, "detail", exc))
 
     async def wait_joined(self, timeout: float = JOIN_WAIT) -> bool:
         """Whether the node has joined, waiting up to *timeout* seconds for its first attempt
@@ -117,8 +124,23 @@ class Node:
             failed.cancel()
         return self.joined
 
-    async def is_ready(self) -> bool:
-        return self.joined and not self.draining and (self.state is None or await ready(self.state))
+    def is_ready(self) -> bool:
+        """Whether this node takes new traffic: it has joined and is not draining (whether the
+        store answers now is :meth:`degraded`'s business, not readiness: see the module)."""
+        return self.joined and not self.draining
+
+    async def degraded(self) -> bool:
+        """Whether the shared state fails to answer now (within a second)."""
+        return self.state is not None and not await ready(self.state)
+
+    async def drain(self) -> None:
+        """Shutdown begins: not ready from now on; end the long-lived streams (:attr:`on_drain`)."""
+        self.draining = True
+        for hook in self.on_drain:
+            try:
+                await hook()
+            except Exception:
+                logger.exception("a drain hook failed")
 
     async def leave(self) -> None:
         for hook in self.on_leave:

@@ -12,7 +12,9 @@ configured (``pip install 'mcpkit[redis]'``). What lives where, every key under 
 
 A lost connection is retried by the client; the subscriber reconnects and subscribes again, and
 messages published while it was away are lost (pub/sub keeps nothing), as a node that restarts
-loses them too.
+loses them too. While Redis cannot be reached, every operation raises
+:class:`~mcpkit.transports.fleet.state.StateUnavailable` (what the client raised is its ``detail``
+and its ``__cause__``): the layers above never see a ``redis`` exception.
 """
 
 from __future__ import annotations
@@ -22,12 +24,14 @@ import contextlib
 import logging
 import os
 import re
+from collections.abc import Iterator
 from typing import Any, Final
 
 import redis.asyncio as aioredis
+import redis.exceptions
 
 from ..event_store import EventStore
-from .state import Listener, Unsubscribe, deliver
+from .state import Listener, StateUnavailable, Unsubscribe, deliver
 
 __all__ = ["RedisEventStore", "RedisState"]
 
@@ -54,6 +58,24 @@ return 1
 """
 #: How long an SSE stream's events are kept after its last one (a session idles out sooner).
 STREAM_TTL: Final = 3600
+#: What the client raises when Redis is away: refused, reset, timed out, still loading its data
+#: after a restart (``BusyLoadingError`` is a ``ConnectionError``), or a replica that cannot write.
+_UNREACHABLE: Final = (
+    redis.exceptions.ConnectionError,
+    redis.exceptions.TimeoutError,
+    redis.exceptions.ReadOnlyError,
+    OSError,
+    TimeoutError,
+)
+
+
+@contextlib.contextmanager
+def _reaching(store: object) -> Iterator[None]:
+    """Translate the client's "cannot reach Redis" errors into :class:`StateUnavailable`."""
+    try:
+        yield
+    except _UNREACHABLE as exc:
+        raise StateUnavailable(f"{store!r}: {exc}") from exc
 
 
 class RedisEventStore:
@@ -68,10 +90,11 @@ class RedisEventStore:
 
     async def append(self, stream_id: str, data: bytes) -> str:
         key = self._prefix + stream_id
-        async with self._client.pipeline(transaction=False) as pipe:
-            pipe.xadd(key, {"d": data}, maxlen=self.per_stream, approximate=True)
-            pipe.expire(key, self.ttl)
-            entry, _ = await pipe.execute()
+        with _reaching(self):
+            async with self._client.pipeline(transaction=False) as pipe:
+                pipe.xadd(key, {"d": data}, maxlen=self.per_stream, approximate=True)
+                pipe.expire(key, self.ttl)
+                entry, _ = await pipe.execute()
         return f"{stream_id}/{entry.decode()}"
 
     async def after(self, event_id: str) -> list[tuple[str, bytes]] | None:
@@ -79,30 +102,33 @@ class RedisEventStore:
         return None if followed is None else followed[0]
 
     async def count(self, stream_id: str) -> int:
-        entries = await self._client.xrange(self._prefix + stream_id, "-", "+")
+        with _reaching(self):
+            entries = await self._client.xrange(self._prefix + stream_id, "-", "+")
         return sum(1 for _, fields in entries if fields.get(b"d"))
 
     async def end(self, stream_id: str) -> None:
         key = self._prefix + stream_id
-        async with self._client.pipeline(transaction=False) as pipe:
-            pipe.xadd(key, {"end": b""}, maxlen=self.per_stream, approximate=True)
-            pipe.expire(key, self.ttl)
-            await pipe.execute()
+        with _reaching(self):
+            async with self._client.pipeline(transaction=False) as pipe:
+                pipe.xadd(key, {"end": b""}, maxlen=self.per_stream, approximate=True)
+                pipe.expire(key, self.ttl)
+                await pipe.execute()
 
     async def follow(self, event_id: str, wait: float) -> tuple[list[tuple[str, bytes]], bool] | None:
         stream_id, _, entry = event_id.rpartition("/")
         if not stream_id or not _ENTRY_ID.fullmatch(entry):
             return None
         key = self._prefix + stream_id
-        async with self._client.pipeline(transaction=False) as pipe:
-            pipe.xrange(key, entry, entry, count=1)
-            pipe.xrange(key, "(" + entry, "+")
-            known, rest = await pipe.execute()
-        if not known:
-            return None  # never issued, or trimmed: replay would have a gap
-        if not rest and wait > 0:  # wait for the writer, wherever it is (XREAD BLOCK)
-            found = await self._client.xread({key: entry}, block=max(1, int(wait * 1000)))
-            rest = found[0][1] if found else []
+        with _reaching(self):
+            async with self._client.pipeline(transaction=False) as pipe:
+                pipe.xrange(key, entry, entry, count=1)
+                pipe.xrange(key, "(" + entry, "+")
+                known, rest = await pipe.execute()
+            if not known:
+                return None  # never issued, or trimmed: replay would have a gap
+            if not rest and wait > 0:  # wait for the writer, wherever it is (XREAD BLOCK)
+                found = await self._client.xread({key: entry}, block=max(1, int(wait * 1000)))
+                rest = found[0][1] if found else []
         events: list[tuple[str, bytes]] = []
         for found_id, fields in rest:
             if b"d" not in fields:
@@ -111,7 +137,11 @@ class RedisEventStore:
         return events, False
 
     async def forget(self, stream_id: str) -> None:
-        await self._client.delete(self._prefix + stream_id)
+        with _reaching(self):
+            await self._client.delete(self._prefix + stream_id)
+
+    def __repr__(self) -> str:
+        return f"RedisEventStore(prefix={self._prefix!r})"
 
 
 class RedisState:
@@ -127,7 +157,11 @@ class RedisState:
     def __init__(self, url: str, *, prefix: str = "mcpkit:", per_stream: int = 1024) -> None:
         self.url = url
         self.prefix = prefix
-        self._client = aioredis.from_url(url, socket_connect_timeout=2.0, socket_timeout=5.0)
+        # A pooled connection idle for a second is pinged before use, and made again if Redis
+        # went away meanwhile: after a restart no request meets a connection to the old process.
+        self._client = aioredis.from_url(
+            url, socket_connect_timeout=2.0, socket_timeout=5.0, health_check_interval=1
+        )
         self.events: EventStore = RedisEventStore(self._client, prefix, per_stream)
         self._listeners: dict[str, list[Listener]] = {}
         self._pubsub: Any = None
@@ -138,7 +172,8 @@ class RedisState:
         return f"RedisState({self.url!r}, prefix={self.prefix!r})"
 
     async def start(self) -> None:
-        await self._client.ping()
+        with _reaching(self):
+            await self._client.ping()
 
     async def close(self) -> None:
         if self._reader is not None:
@@ -154,24 +189,29 @@ class RedisState:
         await self._client.aclose()
 
     async def ping(self) -> None:
-        await self._client.ping()
+        with _reaching(self):
+            await self._client.ping()
 
     async def get(self, key: str) -> bytes | None:
-        value = await self._client.get(self.prefix + "k:" + key)
+        with _reaching(self):
+            value = await self._client.get(self.prefix + "k:" + key)
         return value if isinstance(value, bytes) else None
 
     async def put(self, key: str, value: bytes, ttl: float | None = None) -> None:
-        await self._client.set(
-            self.prefix + "k:" + key, value, px=None if ttl is None else max(1, int(ttl * 1000))
-        )
+        with _reaching(self):
+            await self._client.set(
+                self.prefix + "k:" + key, value, px=None if ttl is None else max(1, int(ttl * 1000))
+            )
 
     async def delete(self, key: str) -> None:
-        await self._client.delete(self.prefix + "k:" + key)
+        with _reaching(self):
+            await self._client.delete(self.prefix + "k:" + key)
 
     async def claim(self, key: str, value: bytes, ttl: float) -> bool:
-        return bool(
-            await self._client.set(self.prefix + "k:" + key, value, nx=True, px=max(1, int(ttl * 1000)))
-        )
+        with _reaching(self):
+            return bool(
+                await self._client.set(self.prefix + "k:" + key, value, nx=True, px=max(1, int(ttl * 1000)))
+            )
 
     async def swap(
         self, key: str, expected: bytes | None, value: bytes | None, ttl: float | None = None
@@ -183,43 +223,50 @@ class RedisState:
             value or b"",
         ]
         args.append(b"" if ttl is None else str(max(1, int(ttl * 1000))).encode())
-        return bool(await self._swap(keys=[self.prefix + "k:" + key], args=args))
+        with _reaching(self):
+            return bool(await self._swap(keys=[self.prefix + "k:" + key], args=args))
 
     async def subscribers(self, channel: str) -> int:
-        counts = await self._client.pubsub_numsub(self.prefix + "c:" + channel)
+        with _reaching(self):
+            counts = await self._client.pubsub_numsub(self.prefix + "c:" + channel)
         return int(counts[0][1]) if counts else 0
 
     async def push(self, key: str, value: bytes, limit: int, ttl: float | None = None) -> None:
         name = self.prefix + "k:" + key
-        async with self._client.pipeline(transaction=True) as pipe:
-            pipe.rpush(name, value)
-            pipe.ltrim(name, -limit, -1)
-            if ttl is not None:
-                pipe.pexpire(name, max(1, int(ttl * 1000)))
-            await pipe.execute()
+        with _reaching(self):
+            async with self._client.pipeline(transaction=True) as pipe:
+                pipe.rpush(name, value)
+                pipe.ltrim(name, -limit, -1)
+                if ttl is not None:
+                    pipe.pexpire(name, max(1, int(ttl * 1000)))
+                await pipe.execute()
 
     async def pop_all(self, key: str) -> list[bytes]:
         name = self.prefix + "k:" + key
-        async with self._client.pipeline(transaction=True) as pipe:  # taken whole, by one taker
-            pipe.lrange(name, 0, -1)
-            pipe.delete(name)
-            values, _ = await pipe.execute()
+        with _reaching(self):
+            async with self._client.pipeline(transaction=True) as pipe:  # taken whole, by one taker
+                pipe.lrange(name, 0, -1)
+                pipe.delete(name)
+                values, _ = await pipe.execute()
         return list(values)
 
     async def peek(self, key: str) -> list[bytes]:
-        values = await self._client.lrange(self.prefix + "k:" + key, 0, -1)
+        with _reaching(self):
+            values = await self._client.lrange(self.prefix + "k:" + key, 0, -1)
         return [v for v in values if isinstance(v, bytes)]
 
     async def shared_secret(self, name: str, size: int = 32) -> bytes:
         key = self.prefix + "k:" + name
-        await self._client.set(key, os.urandom(size), nx=True)
-        secret = await self._client.get(key)
-        if not isinstance(secret, bytes):
-            raise ConnectionError(f"{self!r}: the shared secret {name!r} vanished")
+        with _reaching(self):
+            await self._client.set(key, os.urandom(size), nx=True)
+            secret = await self._client.get(key)
+        if not isinstance(secret, bytes):  # deleted between the two (a flush): ask again later
+            raise StateUnavailable(f"{self!r}: the shared secret {name!r} vanished")
         return secret
 
     async def publish(self, channel: str, data: bytes) -> None:
-        await self._client.publish(self.prefix + "c:" + channel, data)
+        with _reaching(self):
+            await self._client.publish(self.prefix + "c:" + channel, data)
 
     async def subscribe(self, channel: str, listener: Listener) -> Unsubscribe:
         name = self.prefix + "c:" + channel
@@ -228,7 +275,14 @@ class RedisState:
         if len(listeners) == 1:
             if self._pubsub is None:
                 self._pubsub = self._client.pubsub(ignore_subscribe_messages=True)
-            await self._pubsub.subscribe(name)
+            try:
+                with _reaching(self):
+                    await self._pubsub.subscribe(name)
+            except StateUnavailable:
+                listeners.remove(listener)  # not subscribed: the next subscriber tries again
+                if not listeners:
+                    del self._listeners[name]
+                raise
             if self._reader is None:
                 self._reader = asyncio.get_running_loop().create_task(self._read())
 

@@ -21,6 +21,13 @@ things, and :class:`SharedState` is what they agree through:
 :class:`MemoryState` keeps all of it in this process (what the test suite runs the same tests on,
 next to :class:`~mcpkit.transports.fleet.redis_state.RedisState`). Values are bytes, channels carry
 bytes; what they mean is their users' business.
+
+When the store cannot be reached (Redis stopped, restarting, the network gone) every operation
+raises :class:`StateUnavailable`, whatever the store's client raised: the one error the layers above
+know. It is an :class:`~mcpkit.RPCError` (-32000, the code of every "try again later" answer), so a
+handler it escapes answers the request with it rather than with an internal error, and the HTTP app
+turns it into 503 with ``Retry-After`` wherever the response has not started
+(:mod:`mcpkit.transports.http.outage`).
 """
 
 from __future__ import annotations
@@ -34,9 +41,10 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Protocol
 
+from ..._errors import SERVER_BUSY, RPCError
 from ..event_store import EventStore, MemoryEventStore
 
-__all__ = ["Listener", "MemoryState", "SharedState", "Unsubscribe"]
+__all__ = ["Listener", "MemoryState", "SharedState", "StateUnavailable", "Unsubscribe"]
 
 logger = logging.getLogger("mcpkit.fleet")
 
@@ -46,6 +54,25 @@ Listener = Callable[[bytes], None]
 Unsubscribe = Callable[[], Awaitable[None]]
 
 
+class StateUnavailable(RPCError, ConnectionError):
+    """The fleet's shared state cannot be reached now; the same request may succeed later.
+
+    An ``RPCError`` (-32000) for the request it fails, and a ``ConnectionError`` for code that
+    sends through the store: a message that cannot travel now is one more that cannot be sent (as
+    over a transport that closed), not a bug. What the peer is told is generic (the store's address
+    and its client's words stay in this process's log, in :attr:`detail`)."""
+
+    default_code = SERVER_BUSY
+
+    def __init__(self, detail: str = "") -> None:
+        super().__init__(SERVER_BUSY, "Service unavailable: the shared state cannot be reached, retry later")
+        #: What the store's client said (logged, never sent).
+        self.detail = detail
+        #: The request that could not be served, where the code that met the error knew it (what
+        #: the HTTP answer's JSON-RPC error names).
+        self.request_id: str | int | None = None
+
+
 class SharedState(Protocol):
     """What the processes of one fleet share (see the module docstring)."""
 
@@ -53,8 +80,8 @@ class SharedState(Protocol):
     events: EventStore
 
     async def start(self) -> None:
-        """Connect (idempotent). Raises ``OSError`` (or the client's connection error) if the
-        store cannot be reached."""
+        """Connect (idempotent). Raises :class:`StateUnavailable` if the store cannot be reached
+        (as every method below does)."""
         ...
 
     async def close(self) -> None:

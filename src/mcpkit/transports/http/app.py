@@ -9,8 +9,7 @@ pace (408). Then:
   ``Mcp-Session-Id`` (400 without, 404 once ended); GET opens its stream or resumes one
   (``Last-Event-ID``), DELETE ends it (:mod:`.sessions`, :mod:`.resume`);
 * the 2024-11-05 HTTP+SSE transport lives at its own two paths (:mod:`.legacy_sse`);
-* ``GET /healthz`` answers 200 while the process runs, ``GET /readyz`` 200 when it can serve (in a
-  fleet: it has joined the shared state and the store answers; 503 otherwise), whatever the Host.
+* ``GET /healthz`` and ``GET /readyz``, whatever the Host: liveness and readiness (:mod:`.health`).
 
 With ``state=`` (a :class:`~mcpkit.transports.fleet.SharedState`, e.g. Redis) the app is one node of
 a fleet: the server joins it at startup (:mod:`mcpkit.transports.fleet.node`), handshake-era
@@ -49,7 +48,7 @@ from ...kernel import Endpoint
 from ...session import error_response
 from ..event_store import EventStore, MemoryEventStore
 from ..fleet.node import HEALTH_PATHS, Node
-from ..fleet.state import SharedState
+from ..fleet.state import SharedState, StateUnavailable
 from ._asgi import (
     BodyRefused,
     Receive,
@@ -65,7 +64,9 @@ from ._asgi import (
 from .admission import admit_batch, answerable_ids, refuse_busy, refuse_in_use
 from .auth import AuthGate, ProtectedResourceMetadata, owner_of
 from .cors import CorsPolicy
+from .health import answer_probe
 from .legacy_sse import open_sse, post_message
+from .outage import answer_outages, unavailable
 from .resume import ResumableStream, new_resumable, replay
 from .roaming import REPLAYED, SessionFleet
 from .sessions import (
@@ -196,15 +197,20 @@ class StreamableHTTPApp:
             return
         if scope["type"] != "http":
             return
+        if self.node.state is None:
+            await self._http(scope, receive, send)
+        else:  # a node of a fleet: while its shared state is away, 503 rather than 500 (.outage)
+            await answer_outages(self._http, scope, receive, send)
+
+    async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
         if not self.node.joined:
             path = _path_of(scope)
             if path in HEALTH_PATHS:
-                await self._health(path, scope, send)
+                await answer_probe(self.node, path, scope["method"], send)
             elif not await self.node.wait_joined():
-                await error(send, 503, None, SERVER_BUSY, "Service unavailable: the shared state cannot be reached",
-                            [(b"retry-after", b"1")])  # fmt: skip
+                await unavailable(send)
             else:
-                await self(scope, receive, send)
+                await self._http(scope, receive, send)
             return
         headers = request_headers(scope["headers"])
         if len(headers) != len(scope["headers"]) and await _refuse_repeated(scope["headers"], send):
@@ -217,7 +223,7 @@ class StreamableHTTPApp:
             metadata = self.metadata is not None and path in self.metadata.paths
             if not legacy and not metadata:
                 if path in HEALTH_PATHS:
-                    await self._health(path, scope, send)
+                    await answer_probe(self.node, path, scope["method"], send)
                     return
                 await plain(send, 404, b"not found")
                 return
@@ -338,22 +344,8 @@ class StreamableHTTPApp:
         session's GET stream, every ``subscriptions/listen``), so their clients reconnect (to
         another process of a fleet); requests still running get the server's shutdown timeout.
         ``/readyz`` answers 503 from now on, so a balancer sends nothing new."""
-        self.node.draining = True
         self.table.closing.set()
-        for hook in self.node.on_drain:
-            try:
-                await hook()
-            except Exception:
-                logger.exception("a drain hook failed")
-
-    async def _health(self, path: str, scope: Scope, send: Send) -> None:
-        """``/healthz`` (alive) and ``/readyz`` (able to serve); any Host: probes use addresses."""
-        if scope["method"] not in ("GET", "HEAD"):
-            await plain(send, 405, b"GET only")
-        elif path == "/healthz" or await self.node.is_ready():
-            await plain(send, 200, b"ok")
-        else:
-            await plain(send, 503, b"not ready: the shared state cannot be reached")
+        await self.node.drain()
 
     def _host_ok(self, host: str) -> bool:
         name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
@@ -441,7 +433,12 @@ class StreamableHTTPApp:
             return
         self.table.add(session)
         if self.fleet is not None:
-            await self.fleet.opened(session, request.params if isinstance(request.params, dict) else {})
+            try:
+                await self.fleet.opened(session, request.params if isinstance(request.params, dict) else {})
+            except StateUnavailable as exc:  # no record, no session: the other nodes could not serve it
+                self.table.end(session)
+                exc.request_id = request.id
+                raise
         await send_json(send, 200, stream.answer, [(b"mcp-session-id", session.id.encode())])
 
     async def _session_for(
@@ -522,9 +519,14 @@ class StreamableHTTPApp:
         if type(message) is jsonrpc.Request and self.fleet is None:
             await _answer_here(session, message, stream, ids, receive, send, accepts_sse, resumable)
             return
-        await served.peer.deliver(message)
         if self.fleet is not None and isinstance(message, jsonrpc.Request) and message.method in REPLAYED:
-            await self.fleet.replay_elsewhere(session, message)
+            try:  # first: while the shared state is away it is refused whole, not done here alone
+                await self.fleet.replay_elsewhere(session, message)
+            except StateUnavailable as exc:
+                session.close_response(stream, ids)
+                exc.request_id = message.id
+                raise
+        await served.peer.deliver(message)
         await respond(session, stream, ids, receive, send, accepts_sse, resumable, extra)
 
     async def _accept(

@@ -85,8 +85,8 @@ async def post_message(
         except RemoteProtocolError as exc:
             await plain(send, 400, str(exc).encode())
             return
+        await fleet.forward(session_id, [body])  # first: while the shared state is away, 503 (.outage)
         await plain(send, 202, b"Accepted")
-        await fleet.forward(session_id, [body])
         return
     peer = session.served.peer
     try:

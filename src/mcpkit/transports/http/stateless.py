@@ -35,6 +35,7 @@ from ..._headers import decode_header_value, matches, value_at
 from ..._methods import mcp_name_field
 from ...kernel import Endpoint
 from ...session import error_response, first_step, result_response
+from ..fleet.state import StateUnavailable
 from ._asgi import (
     SSE_HEADERS,
     STATUS_OF_CODE,
@@ -107,6 +108,9 @@ async def answer_stateless(
                     response.watch()
                 result = await outcome
         except Exception as exc:  # 2026-07-28 gives errors HTTP statuses of their own
+            if isinstance(exc, StateUnavailable) and not response.streaming and response.writer is None:
+                exc.request_id = request.id
+                raise  # 503 and Retry-After, as every request the fleet cannot serve now (.outage)
             code = exc.code if isinstance(exc, RPCError) else INTERNAL_ERROR
             await response.finish(STATUS_OF_CODE.get(code, 200), error_response(request.id, exc))
         else:
