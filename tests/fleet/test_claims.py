@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import asyncio
 import json
+import secrets
 import signal
 from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
 import pytest
+
+from mcpkit.transports.fleet import claims, open_state
 
 from .conftest import Fleet
 from .test_at_most_once import revive
@@ -175,5 +178,32 @@ def test_list_changes_reach_a_listen_stream_after_two_of_three_nodes_died(fleet:
                             kill(fleet, node)
                     finally:
                         reader.cancel()
+
+    asyncio.run(main())
+
+
+def test_a_claim_is_compared_and_set_and_its_holder_judged_by_presence(redis_url: str) -> None:
+    """The state operations under the claims, on a real Redis: two processes' handles, one of
+    them closed as a killed process's connections are."""
+    prefix = f"test:{secrets.token_hex(4)}:"
+
+    async def main() -> None:
+        a, b = open_state(redis_url, prefix=prefix), open_state(redis_url, prefix=prefix)
+        await a.start()
+        await b.start()
+        try:
+            assert await a.swap("k", None, b"a", 30) and not await b.swap("k", None, b"b", 30)
+            assert not await b.swap("k", b"x", b"b", 30) and await b.get("k") == b"a"
+            assert await b.swap("k", b"a", None) and await a.get("k") is None
+            await a.put("node:A", b"1", 30)  # a's heartbeat, fresh
+            await claims.present(a, "A")
+            assert await claims.claim(a, "get", b"A", 30) is None
+            assert await claims.claim(b, "get", b"B", 30) == b"A"  # alive: kept
+            await a.close()  # its connections close, as the kernel closes a killed process's
+            assert await claims.gone(b, "A")  # though its heartbeat has not lapsed
+            assert await claims.claim(b, "get", b"B", 30) is None
+            assert not await claims.refresh(b, "get", b"A", 30) and await b.get("get") == b"B"
+        finally:
+            await b.close()
 
     asyncio.run(main())
