@@ -397,7 +397,11 @@ class LowLevelServer:
             if request.method == "initialize":
                 # Answered here, before the next message is read: whatever follows initialize on
                 # the wire must already see the negotiated session.
-                return ready(self._open_session(conn, scope, peer))
+                if self.telemetry is None:
+                    return ready(self._open_session(conn, scope, peer))
+                params = request.params if isinstance(request.params, dict) else {}
+                with self.telemetry.request("initialize", params, request.id, scope.version, conn.session_id):
+                    return ready(self._open_session(conn, scope, peer))
             return self.start(request, scope, peer, conn)
 
         async def on_notification(notification: jsonrpc.Notification) -> None:
@@ -656,7 +660,9 @@ class LowLevelServer:
     async def serve_stdio(self) -> None:
         """Serve this process's stdin/stdout (see :mod:`mcpkit.transports.stdio`)."""
         from .transports.stdio import StdioServerTransport
+        from .transports.telemetry import NETWORK_TRANSPORT
 
+        NETWORK_TRANSPORT.set("pipe")  # what this task's spans say, and the handlers' it starts
         await self.serve(await StdioServerTransport.open())
 
 

@@ -1,7 +1,8 @@
 """OpenTelemetry: spans and duration histograms on both sides, the trace context carried in ``_meta``.
 
 A real HTTP server in this process (uvicorn on 127.0.0.1) and mcpkit's client, both instrumented,
-recording into the OpenTelemetry SDK's in-memory exporter and reader.
+recording into the OpenTelemetry SDK's in-memory exporter and reader; and a real stdio server
+process recording into its own, which a tool of it reads back.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import subprocess
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -183,3 +185,71 @@ def test_importing_mcpkit_loads_neither_redis_nor_opentelemetry() -> None:
     )
     loaded = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, check=True).stdout)
     assert [m for m in loaded if m.split(".")[0] in ("redis", "opentelemetry")] == []
+
+
+def spans_named(finished: Any, name: str, kind: Any) -> list[Any]:
+    return [s for s in finished if s.name == name and s.kind == kind]
+
+
+@pytest.mark.parametrize("version", ["2025-03-26", "2025-11-25"])
+def test_initialize_has_spans_on_both_sides_and_http_says_tcp(
+    recorded: tuple[InMemorySpanExporter, InMemoryMetricReader], version: str
+) -> None:
+    """``initialize`` is traced like any request: a client span, and the server's as its child;
+    every span over HTTP carries ``network.transport`` = ``tcp`` (the MCP semantic conventions)."""
+    spans, _ = recorded
+    spans.clear()
+
+    async def main() -> None:
+        async with (
+            serving(make_server()) as url,
+            Client(url, protocol_version=version, telemetry=True) as client,
+        ):
+            await client.call_tool("meta")
+
+    asyncio.run(main())
+    finished = spans.get_finished_spans()
+    [client_init] = spans_named(finished, "initialize", trace.SpanKind.CLIENT)
+    [server_init] = spans_named(finished, "initialize", trace.SpanKind.SERVER)
+    assert server_init.context.trace_id == client_init.context.trace_id
+    assert server_init.parent is not None and server_init.parent.span_id == client_init.context.span_id
+    for span in (client_init, server_init):
+        attributes = dict(span.attributes or {})
+        assert attributes["mcp.method.name"] == "initialize"
+        assert attributes["mcp.protocol.version"] == version
+    assert dict(server_init.attributes or {})["mcp.session.id"]
+    mcp_spans = [s for s in finished if "mcp.method.name" in dict(s.attributes or {})]
+    assert {s.name for s in mcp_spans} >= {"initialize", "tools/call meta"}
+    assert {dict(s.attributes or {}).get("network.transport") for s in mcp_spans} == {"tcp"}
+
+
+@pytest.mark.parametrize("version", ["2025-11-25", "2026-07-28"])
+def test_stdio_spans_say_pipe_and_initialize_is_traced(
+    recorded: tuple[InMemorySpanExporter, InMemoryMetricReader], version: str
+) -> None:
+    """Over a real stdio subprocess: the server's spans (read back from its own in-memory
+    exporter) and the client's carry ``network.transport`` = ``pipe``; the handshake era's
+    ``initialize`` is traced on both sides, the server's span the client's child."""
+    spans, _ = recorded
+    spans.clear()
+    server = Path(__file__).with_name("traced_stdio_server.py")
+    seen: list[dict[str, Any]] = []
+
+    async def main() -> None:
+        async with Client([sys.executable, str(server)], protocol_version=version, telemetry=True) as client:
+            await client.call_tool("spans")  # one call before: its span is finished by the next
+            text = (await client.call_tool("spans")).content[0].text  # type: ignore[union-attr]
+            seen.extend(json.loads(text))
+
+    asyncio.run(main())
+    client_spans = [s for s in spans.get_finished_spans() if s.kind == trace.SpanKind.CLIENT]
+    assert {s.name for s in client_spans} >= {"tools/call spans"}
+    assert {dict(s.attributes or {}).get("network.transport") for s in client_spans} == {"pipe"}
+    assert {s["name"] for s in seen} >= {"tools/call spans"}
+    assert {s["attributes"].get("network.transport") for s in seen} == {"pipe"}
+    if version != "2026-07-28":
+        [client_init] = [s for s in client_spans if s.name == "initialize"]
+        [server_init] = [s for s in seen if s["name"] == "initialize"]
+        assert server_init["kind"] == "SERVER"
+        assert server_init["trace"] == client_init.context.trace_id
+        assert server_init["parent"] == client_init.context.span_id

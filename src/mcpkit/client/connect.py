@@ -52,6 +52,8 @@ from .callbacks import handshake_capabilities
 if TYPE_CHECKING:
     import httpx
 
+    from ..transports.telemetry import Telemetry
+
 __all__ = [
     "Agreement",
     "ProbeAnswers",
@@ -181,11 +183,13 @@ async def agree(
     client_info: Implementation,
     probe_timeout: float,
     timeout: float | None,
+    telemetry: Telemetry | None = None,
 ) -> Agreement:
     """Agree on a revision as the module docstring says.
 
     Args:
         meta: the 2026-07-28 request ``_meta`` for a revision (ours: capabilities, info, log level).
+        telemetry: records a span for ``initialize`` (see :func:`initialize`).
 
     Raises:
         RPCError: ``initialize`` failed (over HTTP, ``data["httpStatus"]`` says how).
@@ -193,7 +197,7 @@ async def agree(
         ConnectionClosed: the server went away.
     """
     if forced is not None and era_of(forced) is Era.HANDSHAKE:
-        return await initialize(peer, forced, capabilities, client_info, timeout)
+        return await initialize(peer, forced, capabilities, client_info, timeout, telemetry)
     # Forced to a stateless revision, silence is no sign of a legacy server (there is no fallback):
     # it is a server still starting (a stdio process importing on a busy machine), so the probe
     # gets the patience of any request rather than the short wait that guesses the era.
@@ -204,7 +208,7 @@ async def agree(
     if forced is not None:
         raise MCPError(f"the server does not speak {forced} (it did not answer server/discover)")
     try:
-        return await initialize(peer, LATEST_HANDSHAKE_VERSION, capabilities, client_info, timeout)
+        return await initialize(peer, LATEST_HANDSHAKE_VERSION, capabilities, client_info, timeout, telemetry)
     except UnsupportedProtocolVersion as exc:
         # A modern server that was only slow (a stdio server still importing when the probe timed
         # out) has answered the probe since, and now refuses the handshake naming its revisions.
@@ -266,8 +270,11 @@ async def initialize(
     capabilities: dict[str, Any],
     client_info: Implementation,
     timeout: float | None,
+    telemetry: Telemetry | None = None,
 ) -> Agreement:
-    """The handshake: ``initialize`` at *version*, then ``notifications/initialized``.
+    """The handshake: ``initialize`` at *version*, then ``notifications/initialized``. With
+    *telemetry*, ``initialize`` gets its span (kind CLIENT) and carries the trace context in its
+    ``_meta``, as every other request does.
 
     Raises:
         MCPError: the server chose a revision mcpkit does not speak.
@@ -277,7 +284,15 @@ async def initialize(
         "capabilities": handshake_capabilities(capabilities),
         "clientInfo": msgspec.to_builtins(client_info),
     }
-    result = await peer.request("initialize", params, timeout=timeout)
+    if telemetry is None:
+        result = await peer.request("initialize", params, timeout=timeout)
+    else:
+        with telemetry.request("initialize", params, None, version):
+            meta: dict[str, Any] = {}
+            telemetry.inject(meta)  # the server's initialize span becomes this one's child
+            if meta:
+                params["_meta"] = meta
+            result = await peer.request("initialize", params, timeout=timeout)
     agreed = result.get("protocolVersion") if isinstance(result, dict) else None
     if not isinstance(agreed, str) or agreed not in HANDSHAKE_VERSIONS:
         # "If the client does not support the version in the server's response, it SHOULD disconnect."

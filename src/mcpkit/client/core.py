@@ -231,6 +231,8 @@ class ClientCore:
                 auth=self._auth,
                 max_message_bytes=self.max_message_bytes,
             )
+            if self.telemetry is not None:  # the spans' network.transport: HTTP runs on TCP
+                self.telemetry.transport = "tcp" if is_url(self._target) else "pipe"
             probe = self._attach(transport)
             try:
                 with self._naming_exit():
@@ -243,6 +245,7 @@ class ClientCore:
                         client_info=self.client_info,
                         probe_timeout=self.probe_timeout,
                         timeout=self.timeout,
+                        telemetry=self.telemetry,
                     )
             except RPCError as exc:
                 if not (is_url(self._target) and refused_post(exc)):
@@ -270,7 +273,9 @@ class ClientCore:
         return probe
 
     async def _initialize(self, version: str) -> Agreement:
-        return await initialize(self._live_peer(), version, self.capabilities, self.client_info, self.timeout)
+        return await initialize(
+            self._live_peer(), version, self.capabilities, self.client_info, self.timeout, self.telemetry
+        )
 
     def _accept(self, agreement: Agreement) -> None:
         self.protocol_version = agreement.protocol_version

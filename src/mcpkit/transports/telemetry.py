@@ -14,6 +14,11 @@ What is recorded (OpenTelemetry's semantic conventions for MCP, status "developm
   ``error.type`` (and ``rpc.response.status_code``, the JSON-RPC code) and the span's error status;
 * the histograms ``mcp.server.operation.duration`` and ``mcp.client.operation.duration`` (seconds),
   with the method, tool name, protocol version and error type;
+* ``network.transport`` on every span: ``pipe`` over stdio, ``tcp`` over HTTP (Streamable HTTP and
+  HTTP+SSE); the server learns it from the transport serving the request (:data:`NETWORK_TRANSPORT`,
+  set by the stdio loop and the HTTP app), the client from what it connected to;
+* ``initialize`` is a request like any other: spans on both sides (the server's is the client's
+  child), its duration measured;
 * W3C trace context in ``params._meta``: the client injects ``traceparent``, ``tracestate`` and
   ``baggage`` (the global propagator's fields) into each request's ``_meta``; the server extracts
   them, so its span is the client span's child. When a transport span is current on the server
@@ -25,9 +30,14 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Iterator
+from contextvars import ContextVar
 from typing import Any, Final
 
-__all__ = ["Telemetry"]
+__all__ = ["NETWORK_TRANSPORT", "Telemetry"]
+
+#: The ``network.transport`` of the request being served in this context (``"pipe"``: stdio,
+#: ``"tcp"``: HTTP), set by the transport that delivers it; what a server's spans say.
+NETWORK_TRANSPORT: ContextVar[str | None] = ContextVar("mcpkit_network_transport", default=None)
 
 _TARGET: Final = {
     "tools/call": ("name", "gen_ai.tool.name"),
@@ -53,6 +63,9 @@ class Telemetry:
         from opentelemetry import metrics, propagate, trace
 
         self.side = side
+        #: This side's ``network.transport`` when the context does not say (a client sets it to
+        #: what it connected to).
+        self.transport: str | None = None
         self._trace = trace
         self._propagate = propagate
         self._kind = trace.SpanKind.SERVER if side == "server" else trace.SpanKind.CLIENT
@@ -80,7 +93,12 @@ class Telemetry:
     ) -> Iterator[Any]:
         """A span (and a duration) for one request; on the server its parent is the trace context
         in ``params._meta``. Yields the span; an exception escaping marks it failed."""
-        attributes: dict[str, Any] = {"mcp.method.name": method, "jsonrpc.request.id": str(request_id)}
+        attributes: dict[str, Any] = {"mcp.method.name": method}
+        if request_id is not None:
+            attributes["jsonrpc.request.id"] = str(request_id)
+        transport = NETWORK_TRANSPORT.get() or self.transport
+        if transport:
+            attributes["network.transport"] = transport
         if version:
             attributes["mcp.protocol.version"] = version
         if session_id:

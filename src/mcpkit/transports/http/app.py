@@ -49,6 +49,7 @@ from ...session import error_response
 from ..event_store import EventStore, MemoryEventStore
 from ..fleet.node import HEALTH_PATHS, Node
 from ..fleet.state import SharedState, StateUnavailable
+from ..telemetry import NETWORK_TRANSPORT
 from ._asgi import (
     BodyRefused,
     Receive,
@@ -197,6 +198,7 @@ class StreamableHTTPApp:
             return
         if scope["type"] != "http":
             return
+        NETWORK_TRANSPORT.set("tcp")  # this request's task (and the handlers it starts): its spans
         if self.node.state is None:
             await self._http(scope, receive, send)
         else:  # a node of a fleet: while its shared state is away, 503 rather than 500 (.outage)
