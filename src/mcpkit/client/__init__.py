@@ -17,13 +17,17 @@ One job per module, each importing only those after it in this list:
 * :mod:`.exchange`: waiting for an answer (timeouts that progress restarts, cancellation), the
   ``input_required`` rounds, following tasks, pages;
 * :mod:`.callbacks`: answering the server's sampling, elicitation and roots requests;
+* :mod:`.streams`: ``listen``, and lost streams of change notifications opened again (the
+  application told that changes may have been missed: :data:`MAY_HAVE_MISSED`);
 * :mod:`.subscriptions`: :class:`Subscription` and the routing of change notifications to it;
 * :mod:`.cache`: results kept while their ``ttlMs`` says they are fresh.
 
 Importing the client loads neither the server side nor an HTTP stack (httpx comes with the first URL).
 """
 
+from ..transports._reopen import Backoff
 from ._client import Client
+from .streams import MAY_HAVE_MISSED
 from .subscriptions import Subscription
 
-__all__ = ["Client", "Subscription"]
+__all__ = ["MAY_HAVE_MISSED", "Backoff", "Client", "Subscription"]

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
-from collections.abc import Sequence
 from typing import Any
 
 import msgspec
@@ -22,17 +20,16 @@ from ..types import (
     ResourceTemplate,
     Tool,
 )
-from .core import ClientCore
 from .exchange import ProgressCallback, list_all
 from .skill_calls import SkillCalls
-from .subscriptions import Subscription
+from .streams import Streams
 
 __all__ = ["Client"]
 
 logger = logging.getLogger("mcpkit.client")
 
 
-class Client(SkillCalls, ClientCore):
+class Client(SkillCalls, Streams):
     """A connection to one MCP server.
 
     ::
@@ -234,57 +231,3 @@ class Client(SkillCalls, ClientCore):
     async def unsubscribe_resource(self, uri: str) -> None:
         """``resources/unsubscribe`` (handshake era)."""
         await self.request("resources/unsubscribe", {"uri": uri})
-
-    async def listen(
-        self,
-        *,
-        tools: bool = False,
-        prompts: bool = False,
-        resources: bool = False,
-        uris: Sequence[str] = (),
-    ) -> Subscription:
-        """Ask to be told about changes; iterate the returned :class:`Subscription` for them.
-
-        In 2026-07-28 this is one ``subscriptions/listen`` request; in the handshake era list changes
-        arrive unasked and ``resources/subscribe`` is sent for each of *uris*. Either way the
-        subscription yields ``(method, params)`` pairs and ends with ``close()``.
-        """
-        peer = self._live_peer()
-        kinds = {
-            k for k, wanted in (("tools", tools), ("prompts", prompts), ("resources", resources)) if wanted
-        }
-        subscription = Subscription(kinds, set(uris), self._end_subscription)
-        if self.era is Era.HANDSHAKE:
-            for uri in uris:
-                await self.subscribe_resource(uri)
-            subscription.acknowledged = {"kinds": sorted(kinds), "uris": list(uris)}
-            self._subscriptions.add(subscription)
-            return subscription
-        wanted: dict[str, Any] = {f"{k}ListChanged": True for k in sorted(kinds)}
-        if uris:
-            wanted["resourceSubscriptions"] = list(uris)
-        subscription.request_id = peer.next_id()
-        self._subscriptions.add(subscription)
-        params = {"notifications": wanted, "_meta": self._meta(self.protocol_version)}
-        subscription.answer = await peer.send_request(subscription.request_id, "subscriptions/listen", params)
-        # The answer may end in an error nobody awaits (the connection closing before the stream is
-        # acknowledged, or after its reader stopped): take it, so it is not reported as never retrieved.
-        subscription.answer.add_done_callback(_retrieve)
-        await subscription.wait_acknowledged(self.timeout)
-        return subscription
-
-    async def _end_subscription(self, subscription: Subscription) -> None:
-        self._subscriptions.remove(subscription)
-        if subscription.request_id is not None and self._peer is not None:
-            await self._peer.cancel(subscription.request_id, "subscription closed")
-        elif self.era is Era.HANDSHAKE:
-            for uri in subscription.uris:
-                try:
-                    await self.unsubscribe_resource(uri)
-                except MCPError:
-                    continue
-
-
-def _retrieve(done: asyncio.Future[Any]) -> None:
-    if not done.cancelled():
-        done.exception()

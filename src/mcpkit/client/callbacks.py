@@ -9,8 +9,9 @@ the callbacks given (:func:`implied_capabilities`), a server that honours them n
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, TypeAlias
+from typing import Any, Final, TypeAlias
 
 import msgspec
 
@@ -19,6 +20,7 @@ from ..tasks import TASKS_EXTENSION
 from ..types import APP_MIME_TYPE, UI_EXTENSION, Root
 
 __all__ = [
+    "LogCallback",
     "RequestCallback",
     "RootsSource",
     "answer",
@@ -27,12 +29,17 @@ __all__ = [
     "extensions_to_declare",
     "handshake_capabilities",
     "implied_capabilities",
+    "log_to_python",
 ]
+
+server_logger = logging.getLogger("mcpkit.server_log")
 
 #: ``async fn(params) -> result`` answering one kind of server request.
 RequestCallback: TypeAlias = Callable[[dict[str, Any]], Awaitable[Any]]
 #: The roots to offer, or ``async fn() -> roots``.
 RootsSource: TypeAlias = Sequence[Root] | Callable[[], Awaitable[Sequence[Root]]]
+#: ``async fn(params)`` for ``notifications/message``.
+LogCallback: TypeAlias = Callable[[dict[str, Any]], Awaitable[None]]
 #: ``async fn(method, params) -> result``: one answer, whichever the method.
 Answerer: TypeAlias = Callable[[Any, dict[str, Any]], Awaitable[Any]]
 
@@ -140,3 +147,21 @@ def apply_defaults(result: Any, schema: Any) -> None:
     for name, field in properties.items():
         if name not in content and isinstance(field, dict) and "default" in field:
             content[name] = field["default"]
+
+
+_PY_LEVELS: Final = {
+    "debug": logging.DEBUG,
+    "info": logging.INFO,
+    "notice": logging.INFO,
+    "warning": logging.WARNING,
+    "error": logging.ERROR,
+    "critical": logging.CRITICAL,
+    "alert": logging.CRITICAL,
+    "emergency": logging.CRITICAL,
+}
+
+
+async def log_to_python(params: dict[str, Any]) -> None:
+    """The default ``on_log``: a server's log message to the ``mcpkit.server_log`` logger."""
+    level = _PY_LEVELS.get(str(params.get("level")), logging.INFO)
+    server_logger.log(level, "%s", params.get("data"), extra={"mcp_logger": params.get("logger")})

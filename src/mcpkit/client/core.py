@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from typing import IO, TYPE_CHECKING, Any, Final, Self
 
@@ -28,7 +27,7 @@ from ..transports.stdio import DEFAULT_MAX_MESSAGE_BYTES
 from ..types import Implementation
 from . import callbacks
 from .cache import ResultCache
-from .callbacks import RequestCallback, RootsSource
+from .callbacks import LogCallback, RequestCallback, RootsSource
 from .connect import (
     Agreement,
     ProbeAnswers,
@@ -59,25 +58,10 @@ if TYPE_CHECKING:
 
 __all__ = ["ClientCore", "LogCallback", "NotificationCallback"]
 
-server_logger = logging.getLogger("mcpkit.server_log")
-
 #: ``async fn(method, params)`` for server notifications.
 NotificationCallback = Callable[[str, dict[str, Any]], Awaitable[None]]
-#: ``async fn(params)`` for ``notifications/message``.
-LogCallback = Callable[[dict[str, Any]], Awaitable[None]]
 
 DEFAULT_INFO: Final = Implementation(name="mcpkit", version="0.1.0")
-
-_PY_LEVELS: Final = {
-    "debug": logging.DEBUG,
-    "info": logging.INFO,
-    "notice": logging.INFO,
-    "warning": logging.WARNING,
-    "error": logging.ERROR,
-    "critical": logging.CRITICAL,
-    "alert": logging.CRITICAL,
-    "emergency": logging.CRITICAL,
-}
 
 
 class ClientCore:
@@ -151,7 +135,7 @@ class ClientCore:
         #: ``async fn(method, params)`` for notifications not handled here (list changes, updates).
         self.on_notification = on_notification
         #: ``async fn(params)`` for ``notifications/message``; default: the ``mcpkit.server_log`` logger.
-        self.on_log: LogCallback = on_log or self._default_log
+        self.on_log: LogCallback = on_log or callbacks.log_to_python
         #: Stateless era: the ``io.modelcontextprotocol/logLevel`` sent with every request.
         self.log_level: str | None = None
         # The last request _meta made (see _meta), and what it was made for.
@@ -167,6 +151,9 @@ class ClientCore:
         #: The largest message read from the server (a stdio line, an HTTP body, an SSE event).
         self.max_message_bytes = max_message_bytes
         self._transport: Transport | None = None
+        self._background: set[asyncio.Task[None]] = set()  # cancelled on close
+        self._renewing = asyncio.Lock()  # one new session at a time, for as many 404s
+        self._sessions_started = 0
         self._peer: Peer | None = None
         self._reader: asyncio.Task[None] | None = None
         #: Negotiated revision, once connected.
@@ -331,6 +318,8 @@ class ClientCore:
     async def aclose(self) -> None:
         """Close the connection (for stdio: close stdin, then SIGTERM, then SIGKILL)."""
         self._deadlines.close()
+        for task in list(self._background):
+            task.cancel()
         if self._transport is not None:
             await self._transport.aclose()
         if self._reader is not None:
@@ -376,12 +365,19 @@ class ClientCore:
             lost = isinstance(exc.data, dict) and exc.data.get("httpStatus") == 404
             if not (lost and self.era is Era.HANDSHAKE and method != "initialize"):
                 raise
-            transport = self._transport
-            if transport is not None and hasattr(transport, "session_id"):
-                transport.session_id = None  # the lost session's id must not be sent again
+            await self._renew_session(self._sessions_started)
+            return await self._request(method, params, timeout, max_timeout, on_progress)
+
+    async def _renew_session(self, seen: int) -> None:
+        """Start a new handshake-era session, the server having forgotten session number *seen*."""
+        async with self._renewing:
+            if self._sessions_started != seen:
+                return  # another request (or the session's stream) has just started one
+            if hasattr(self._transport, "session_id"):
+                setattr(self._transport, "session_id", None)  # noqa: B010 (the lost id must not be sent again)
             with self._naming_exit():
                 self._accept(await self._initialize(self.protocol_version))
-            return await self._request(method, params, timeout, max_timeout, on_progress)
+            self._sessions_started += 1
 
     async def _request(
         self,
@@ -514,7 +510,3 @@ class ClientCore:
             await self.on_log(params)
         if self.on_notification is not None:
             await self.on_notification(method, params)
-
-    async def _default_log(self, params: dict[str, Any]) -> None:
-        level = _PY_LEVELS.get(str(params.get("level")), logging.INFO)
-        server_logger.log(level, "%s", params.get("data"), extra={"mcp_logger": params.get("logger")})

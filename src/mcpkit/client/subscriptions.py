@@ -5,7 +5,8 @@ Both eras end up as one iterator of ``(method, params)`` pairs:
 * 2026-07-28: one ``subscriptions/listen`` request per subscription. The server acknowledges it with
   ``notifications/subscriptions/acknowledged`` and stamps every notification of that stream with the
   request's id (``_meta["io.modelcontextprotocol/subscriptionId"]``); cancelling the request ends it,
-  and the server ending it (answering the request) ends the iteration.
+  and the server ending it (answering the request) ends the iteration. A stream lost without that
+  answer is opened again, as a new request (see :mod:`.streams`), and the iteration goes on.
 * handshake era: list changes arrive unasked, and ``resources/subscribe`` is sent for each URI; the
   one subscription of the connection filters what it was asked for.
 """
@@ -13,7 +14,7 @@ Both eras end up as one iterator of ``(method, params)`` pairs:
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
 from .._connection import META_SUBSCRIPTION_ID
@@ -43,6 +44,12 @@ class Subscription:
         self.request_id: int | None = None
         #: The future of that request's answer: the server ending the subscription.
         self.answer: asyncio.Future[Any] | None = None
+        #: The ``notifications`` filter asked for (2026-07-28), sent again when the stream is reopened.
+        self.wanted: dict[str, Any] = {}
+        #: What keeps the 2026-07-28 stream open (see :mod:`.streams`).
+        self.keeper: asyncio.Task[None] | None = None
+        self.closing = False
+        self._ended = asyncio.Event()
 
     def wants(self, method: str, params: dict[str, Any]) -> bool:
         """Whether an unstamped (handshake-era) notification is one this subscription asked for."""
@@ -59,7 +66,17 @@ class Subscription:
             return
         self._queue.put_nowait((method, params))
 
-    async def wait_acknowledged(self, timeout: float | None) -> None:
+    def renew(self, request_id: int) -> None:
+        """Start over as the ``subscriptions/listen`` request *request_id*, not yet acknowledged."""
+        self.request_id = request_id
+        self.answer = None
+        self._acknowledged.clear()
+
+    def end(self) -> None:
+        """The subscription is over for good: the iteration ends once what came before is read."""
+        self._ended.set()
+
+    async def wait_acknowledged(self, timeout: float | None, *, close_on_timeout: bool = True) -> None:
         """Wait for the server's acknowledgement of a ``subscriptions/listen`` request.
 
         Raises:
@@ -77,24 +94,31 @@ class Subscription:
             self.answer.result()  # an error answer raises here
             raise MCPError("the server ended the subscription before acknowledging it")
         if not done:
-            await self.close()
+            if close_on_timeout:
+                await self.close()
             raise RequestTimeout("subscriptions/listen was not acknowledged in time")
 
     def __aiter__(self) -> Subscription:
         return self
 
     async def __anext__(self) -> tuple[str, dict[str, Any]]:
+        if not self._queue.empty():
+            item = self._queue.get_nowait()
+            if item is not None:
+                return item
+            raise StopAsyncIteration
         getter = asyncio.ensure_future(self._queue.get())
-        waiting: set[asyncio.Future[Any]] = {getter}
-        if self.answer is not None:
-            waiting.add(self.answer)  # a graceful close by the server ends the iteration
+        # The server's graceful close, or a stream that could not be opened again, ends the iteration.
+        ended = asyncio.ensure_future(self._ended.wait())
         try:
-            done, _ = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+            done, _ = await asyncio.wait({getter, ended}, return_when=asyncio.FIRST_COMPLETED)
         except asyncio.CancelledError:
             # The caller gave up waiting (a timeout, say): the read must stop too, or it would take
             # the next notification and nobody would ever see it.
             getter.cancel()
             raise
+        finally:
+            ended.cancel()
         if getter in done:
             item = getter.result()
             if item is not None:
@@ -105,6 +129,7 @@ class Subscription:
     async def close(self) -> None:
         """End the subscription (``notifications/cancelled`` for a listen request, or
         ``resources/unsubscribe`` for each URI in the handshake era)."""
+        self.closing = True
         await self._on_close(self)
         self._queue.put_nowait(None)
 
@@ -118,6 +143,9 @@ class Subscriptions:
 
     def add(self, subscription: Subscription) -> None:
         self._open[subscription.request_id] = subscription
+
+    def __iter__(self) -> Iterator[Subscription]:
+        return iter(list(self._open.values()))
 
     def remove(self, subscription: Subscription) -> None:
         if self._open.get(subscription.request_id) is subscription:

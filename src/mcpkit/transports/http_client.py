@@ -36,6 +36,7 @@ from .._headers import encode_header_value, header_value_of, value_at
 from .._methods import mcp_name_field
 from ._asyncio_http import POOL_IS_HTTPX_ONLY_STATE, AsyncioTransport
 from ._bounded import ACCEPT_ENCODING, SSEEvent, read_body, sse_events
+from ._reopen import SESSION_LOST, STREAM_REOPENED, Backoff, notice, retry_after, worth_retrying
 from .stdio import DEFAULT_MAX_MESSAGE_BYTES
 
 __all__ = ["HTTPClientTransport"]
@@ -94,6 +95,8 @@ class HTTPClientTransport:
         #: How long (s) messages wait at most for the server to answer the GET of the session's own
         #: stream; a server that never answers it would otherwise hold them forever.
         self.listen_wait = 5.0
+        #: The pauses before the session's GET stream is opened again once lost.
+        self.reconnect = Backoff()
         #: Set while that GET has no answer: what is sent meanwhile waits for it.
         self._listening: asyncio.Future[None] | None = None
         self._closed = False
@@ -206,7 +209,8 @@ class HTTPClientTransport:
         if answer is None:
             # An empty body, HTML, plain text: "not a recognized modern JSON-RPC error", so the era
             # probe falls back at once, and a 4xx at initialize may mean the HTTP+SSE transport.
-            self._fail(request_id, f"HTTP {reply.status_code} from {self.url}", reply.status_code)
+            wait = retry_after(reply.headers.get("retry-after"))
+            self._fail(request_id, f"HTTP {reply.status_code} from {self.url}", reply.status_code, retry=wait)
             return
         self._inbox.put_nowait(answer)
         if data.get("method") == "initialize" and reply.status_code == 200:
@@ -246,7 +250,8 @@ class HTTPClientTransport:
     async def _standalone_stream(
         self, initialized: asyncio.Task[None], listening: asyncio.Future[None]
     ) -> None:
-        """The session's GET stream, opened once the server has taken ``notifications/initialized``.
+        """The session's GET stream, opened once the server has taken ``notifications/initialized``,
+        and opened again whenever it is lost, for as long as the transport is open.
 
         Until the server has answered that GET (with the stream, a 405, anything) *listening* is
         pending, and every message sent meanwhile waits for it. A server may send a message that
@@ -257,40 +262,83 @@ class HTTPClientTransport:
         run the tool before it has the GET, lose the request, and the call would never end (the
         conformance suite's elicitation-sep1034-client-defaults, under load). A server answers the
         GET once it holds the stream, so whatever is sent after that answer finds the stream there.
+
+        A stream that ends or breaks is opened again after :attr:`reconnect`'s pause, with
+        ``Last-Event-ID`` where the server gave event ids, through 409s (a fleet's other node still
+        holding it for a moment), 429s, 5xx and failed connections; once it is back the inbox gets
+        :data:`~._reopen.STREAM_REOPENED`, for what was said meanwhile may be lost. A 405 means the
+        server has no such stream (nothing more is tried), a 404 that the session is gone
+        (:data:`~._reopen.SESSION_LOST`: the client starts a new one, which opens its own stream).
         """
         try:
             await initialized
             stream = _StreamState()
-            for _ in range(self.max_reconnects + 1):
-                if self.session_id is None or self._closed:
+            session = self.session_id
+            tries = 0  # since the stream was last held
+            lost = False
+            while not self._closed and session is not None and session == self.session_id:
+                status, hint = await self._open_stream(session, stream, listening, lost)
+                if status == 200:
+                    tries, lost = 0, True
+                    logger.warning("the session's event stream from %s was lost; opening it again", self.url)
+                elif status == 404:
+                    logger.warning("the session's event stream from %s: the session is gone (404)", self.url)
+                    if session == self.session_id:
+                        self._inbox.put_nowait(notice(SESSION_LOST))
                     return
-                headers = {"Accept": "text/event-stream", "Mcp-Session-Id": self.session_id}
-                if self.protocol_version is not None:
-                    headers["MCP-Protocol-Version"] = self.protocol_version
-                if stream.last_event_id is not None:
-                    headers["Last-Event-ID"] = stream.last_event_id
-                try:
-                    async with self._http.stream(
-                        "GET", self.url, headers=headers, timeout=httpx.Timeout(None, connect=10.0)
-                    ) as reply:
-                        self._listen_answered(listening)
-                        if reply.status_code != 200 or not reply.headers.get("content-type", "").startswith(
-                            "text/event-stream"
-                        ):
-                            return
-                        await self._pump(reply, None, stream)
-                except TransportError as exc:  # MessageTooLarge, or undecodable
-                    # Resuming would be sent the same event again: the stream is given up, the
-                    # session and its requests go on.
-                    logger.warning(
-                        "dropping the session's event stream from %s: %s (max_message_bytes)", self.url, exc
-                    )
+                elif status in (-1, 405) or not worth_retrying(status):
+                    if status not in (-1, 405):
+                        logger.warning(
+                            "the session's event stream from %s: HTTP %s; not retried", self.url, status
+                        )
                     return
-                except httpx.HTTPError:
-                    self._listen_answered(listening)  # the GET failed: there is no stream to wait for
-                await asyncio.sleep((stream.retry_ms if stream.retry_ms is not None else 1000) / 1000)
+                if hint is None and stream.retry_ms is not None:
+                    hint = stream.retry_ms / 1000
+                await self.reconnect.wait(tries, hint)
+                tries += 1
         finally:
             self._listen_answered(listening)
+
+    async def _open_stream(
+        self, session: str, stream: _StreamState, listening: asyncio.Future[None], lost: bool
+    ) -> tuple[int | None, float | None]:
+        """One GET of the session's stream, read until it ends: the status it met (200 once held,
+        ``None`` for no answer, -1 for a stream given up) and the ``Retry-After`` it carried."""
+        headers = {"Accept": "text/event-stream", "Mcp-Session-Id": session}
+        if self.protocol_version is not None:
+            headers["MCP-Protocol-Version"] = self.protocol_version
+        if stream.last_event_id is not None:
+            headers["Last-Event-ID"] = stream.last_event_id
+        try:
+            async with self._http.stream(
+                "GET", self.url, headers=headers, timeout=httpx.Timeout(None, connect=10.0)
+            ) as reply:
+                self._listen_answered(listening)
+                hint = retry_after(reply.headers.get("retry-after"))
+                if reply.status_code != 200:
+                    return reply.status_code, hint
+                if not reply.headers.get("content-type", "").startswith("text/event-stream"):
+                    return -1, None  # "MUST either return Content-Type: text/event-stream ... or 405"
+                if lost:
+                    logger.info(
+                        "the session's event stream from %s is open again; changes may have been missed",
+                        self.url,
+                    )
+                    # Before anything the new stream carries: what follows is heard after the notice.
+                    self._inbox.put_nowait(notice(STREAM_REOPENED))
+                with contextlib.suppress(httpx.RemoteProtocolError, httpx.ReadError):
+                    await self._pump(reply, None, stream)  # a clean end or a broken one: lost alike
+                return 200, None
+        except TransportError as exc:  # MessageTooLarge, or undecodable
+            # Resuming would be sent the same event again: the stream is given up, the session and
+            # its requests go on.
+            logger.warning(
+                "dropping the session's event stream from %s: %s (max_message_bytes)", self.url, exc
+            )
+            return -1, None
+        except httpx.HTTPError:
+            self._listen_answered(listening)  # the GET failed: there is no stream to wait for
+            return None, None
 
     async def _until_listening(self, listening: asyncio.Future[None]) -> None:
         """Wait for the server's answer to the session stream's GET, :attr:`listen_wait` at most."""
@@ -347,13 +395,20 @@ class HTTPClientTransport:
         self._inbox.put_nowait(data)
 
     def _fail(
-        self, request_id: Any, message: str, status: int | None, cause: BaseException | None = None
+        self,
+        request_id: Any,
+        message: str,
+        status: int | None,
+        cause: BaseException | None = None,
+        retry: float | None = None,
     ) -> None:
         if request_id is None:
             return
         data: dict[str, Any] = {"httpStatus": status}
         if cause is not None:  # what failed on our side: a connection, or the auth flow (OAuthError)
             data["cause"] = type(cause).__name__
+        if retry is not None:  # the server's Retry-After, in seconds
+            data["retryAfter"] = retry
         error = {"code": -32600, "message": message, "data": data}
         self._inbox.put_nowait(json.dumps({"jsonrpc": "2.0", "id": request_id, "error": error}).encode())
 
