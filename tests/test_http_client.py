@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from mcpkit import Client, Era, RequestTimeout, TextContent
+from mcpkit.client import MAY_HAVE_MISSED, Backoff
 from mcpkit.transports.http_client import HTTPClientTransport
 
 pytestmark = pytest.mark.e2e
@@ -176,12 +177,12 @@ def rpc_error(request_id: Any, code: int, text: str) -> bytes:
 def test_a_refused_probe_means_initialize_at_once(probe_reply: Reply) -> None:
     async def main() -> None:
         server = ScriptedServer(legacy(probe_reply))
-        async with server as url, Client(url, probe_timeout=60) as client:
+        async with server as url, Client(url, probe_timeout=600) as client:
             assert client.era is Era.HANDSHAKE and client.protocol_version == "2025-11-25"
             assert await client.list_tools() == []
         assert [s.method for s in server.seen][:2] == ["server/discover", "initialize"]
 
-    asyncio.run(asyncio.wait_for(main(), 10))  # far below probe_timeout
+    asyncio.run(asyncio.wait_for(main(), 60))  # far below probe_timeout
 
 
 def test_an_error_on_a_requests_event_stream_that_names_no_request_is_its_answer() -> None:
@@ -196,7 +197,7 @@ def test_an_error_on_a_requests_event_stream_that_names_no_request_is_its_answer
             with pytest.raises(Exception, match="the stream's request failed"):
                 await client.request("tools/list")
 
-    asyncio.run(asyncio.wait_for(main(), 10))
+    asyncio.run(asyncio.wait_for(main(), 60))
 
 
 # -- Mcp-Name on the tasks methods -----------------------------------------------------------------
@@ -242,7 +243,7 @@ def test_call_tool_follows_a_task_with_mcp_name_on_every_tasks_request() -> None
             await client.cancel_task("täsk-1")
         return server.seen
 
-    seen = asyncio.run(asyncio.wait_for(main(), 10))
+    seen = asyncio.run(asyncio.wait_for(main(), 60))
     tasks = [s for s in seen if s.method is not None and s.method.startswith("tasks/")]
     assert [s.method for s in tasks] == ["tasks/get", "tasks/update", "tasks/get", "tasks/cancel"]
     for request in tasks:
@@ -289,12 +290,13 @@ def test_a_timed_out_request_closes_its_connection(kind: str) -> None:
         server = ScriptedServer(holding(HELD[kind]))
         async with server as url, Client(url) as client:
             with pytest.raises(RequestTimeout):
-                await client.request("tools/call", {"name": "slow"}, timeout=0.2)
-            assert await asyncio.wait_for(server.abandoned.get(), 5) == "tools/call"
+                # Time enough for the request to reach the server, which holds it for ever.
+                await client.request("tools/call", {"name": "slow"}, timeout=2)
+            assert await asyncio.wait_for(server.abandoned.get(), 30) == "tools/call"
         # The 2026-07-28 way to cancel: the closed stream, never a notifications/cancelled POST.
         assert "notifications/cancelled" not in [s.method for s in server.seen]
 
-    asyncio.run(asyncio.wait_for(main(), 10))
+    asyncio.run(asyncio.wait_for(main(), 60))
 
 
 @pytest.mark.parametrize("kind", sorted(HELD))
@@ -308,10 +310,10 @@ def test_a_cancelled_request_closes_its_connection(kind: str) -> None:
             call.cancel()
             with pytest.raises(asyncio.CancelledError):
                 await call
-            assert await asyncio.wait_for(server.abandoned.get(), 5) == "tools/call"
+            assert await asyncio.wait_for(server.abandoned.get(), 30) == "tools/call"
         assert "notifications/cancelled" not in [s.method for s in server.seen]
 
-    asyncio.run(asyncio.wait_for(main(), 10))
+    asyncio.run(asyncio.wait_for(main(), 60))
 
 
 # -- the cost of a request -------------------------------------------------------------------------
@@ -347,7 +349,7 @@ def test_requests_search_for_no_module() -> None:
                 sys.meta_path.remove(searches)
             return searches.names
 
-    assert asyncio.run(asyncio.wait_for(main(), 10)) == []
+    assert asyncio.run(asyncio.wait_for(main(), 60)) == []
 
 
 def test_connections_are_kept_alive_and_one_the_server_closed_is_not_reused() -> None:
@@ -373,7 +375,7 @@ def test_connections_are_kept_alive_and_one_the_server_closed_is_not_reused() ->
                 assert isinstance(result.content[0], TextContent) and result.content[0].text == "ok"
             assert server.connections == 3
 
-    asyncio.run(asyncio.wait_for(main(), 10))
+    asyncio.run(asyncio.wait_for(main(), 60))
 
 
 # -- the session's own stream (GET) ----------------------------------------------------------------
@@ -490,7 +492,7 @@ def test_requests_after_initialized_wait_for_the_session_stream() -> None:
         assert json.loads(result.content[0].text) == {"action": "accept", "content": {"name": "Ann"}}
         assert server.events[:4] == ["initialize", "notifications/initialized", "GET", "tools/list"]
 
-    asyncio.run(asyncio.wait_for(main(), 10))
+    asyncio.run(asyncio.wait_for(main(), 60))
 
 
 @pytest.mark.parametrize("get", ["405", "close", "silent"])
@@ -514,6 +516,189 @@ def test_requests_go_on_when_the_session_stream_is_refused_or_never_answered(
             assert server.events.index("GET") < server.events.index("tools/list")
 
     with caplog.at_level(logging.WARNING, "mcpkit.client"):
-        asyncio.run(asyncio.wait_for(main(), 10))
+        asyncio.run(asyncio.wait_for(main(), 60))
     waited_out = [r for r in caplog.records if "has not answered the GET" in r.getMessage()]
     assert len(waited_out) == (1 if get == "silent" else 0)  # once: the later messages go at once
+
+
+# -- the session's GET stream, opened again when lost ------------------------------------------------
+
+TOOLS_CHANGED = b'{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}'
+
+
+@dataclass
+class Get:
+    """How the server answers one GET: *status* (and *headers*), or with 200 a stream of *events*
+    that then ends (the connection closed) unless *hold*."""
+
+    status: int = 200
+    headers: str = ""
+    events: list[bytes] = field(default_factory=list)
+    hold: bool = False
+
+
+@dataclass
+class ReopenServer(LocalServer):
+    """A handshake-era server whose GET answers follow *gets* in turn (the last one repeated)."""
+
+    gets: list[Get]
+    #: The headers of each GET, and the session id each initialize was given.
+    get_headers: list[dict[str, str]] = field(default_factory=list)
+    sessions: list[str] = field(default_factory=list)
+    capabilities: dict[str, Any] = field(default_factory=lambda: {"tools": {"listChanged": True}})
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                verb, headers, body = await read_request(reader)
+                if verb == "GET":
+                    await self._get(headers, reader, writer)
+                    return
+                if verb == "DELETE":
+                    writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n")
+                    continue
+                message = json.loads(body)
+                if message.get("method") == "initialize":
+                    self.sessions.append(f"s-{len(self.sessions) + 1}")
+                    reply = answer(message, {**INITIALIZED, "capabilities": self.capabilities}).body
+                    head = f"mcp-session-id: {self.sessions[-1]}\r\ncontent-type: application/json\r\n"
+                elif "id" in message:
+                    reply, head = answer(message, {"tools": []}).body, "content-type: application/json\r\n"
+                else:
+                    reply, head = b"", ""
+                status = 200 if reply else 202
+                writer.write(
+                    f"HTTP/1.1 {status} X\r\n{head}content-length: {len(reply)}\r\n\r\n".encode() + reply
+                )
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            writer.close()
+
+    async def _get(
+        self, headers: dict[str, str], reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        self.get_headers.append(headers)
+        step = self.gets[min(len(self.get_headers), len(self.gets)) - 1]
+        if step.status != 200:
+            writer.write(f"HTTP/1.1 {step.status} X\r\n{step.headers}content-length: 0\r\n\r\n".encode())
+            await writer.drain()
+            return
+        writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\n\r\n")
+        for event in step.events:
+            writer.write(event)
+        await writer.drain()
+        if step.hold:
+            await reader.read()
+
+
+class Pauses:
+    """A :class:`Backoff` sleep that records each pause and returns at once; with *block_at*, the
+    pause of that number never ends (until cancelled, which it records)."""
+
+    def __init__(self, block_at: int | None = None) -> None:
+        self.asked: list[float] = []
+        self.block_at = block_at
+        self.blocked = asyncio.Event()
+        self.cancelled = False
+
+    async def __call__(self, seconds: float) -> None:
+        self.asked.append(seconds)
+        if len(self.asked) == self.block_at:
+            self.blocked.set()
+            try:
+                await asyncio.Event().wait()
+            except asyncio.CancelledError:
+                self.cancelled = True
+                raise
+        await asyncio.sleep(0)
+
+
+def test_a_lost_session_stream_is_opened_again_through_409_and_503(caplog: pytest.LogCaptureFixture) -> None:
+    # The first stream gives event ids and a retry of 1.5 s, then its connection is lost; the next
+    # GETs meet 409 with Retry-After: 7 (another node still holds the stream) and a 503; the fourth
+    # opens it again, resumed after the last id, and carries a change.
+    gets = [
+        Get(events=[b"id: e1\nretry: 1500\ndata: \n\n", b"id: e2\ndata: " + TOOLS_CHANGED + b"\n\n"]),
+        Get(409, "retry-after: 7\r\n"),
+        Get(503),
+        Get(events=[b"id: e3\ndata: " + TOOLS_CHANGED + b"\n\n"], hold=True),
+    ]
+
+    async def main() -> None:
+        server = ReopenServer(gets)
+        heard: list[tuple[str, dict[str, Any]]] = []
+        two = asyncio.Event()
+
+        async def on_notification(method: str, params: dict[str, Any]) -> None:
+            heard.append((method, params))
+            if len(heard) == 3:
+                two.set()
+
+        pauses = Pauses()
+        async with server as url:
+            client = Client(url, protocol_version="2025-11-25", on_notification=on_notification)
+            client.reconnect = Backoff(initial=0.01, cap=0.02, sleep=pauses)
+            async with client:
+                await asyncio.wait_for(two.wait(), 10)
+        assert [h.get("last-event-id") for h in server.get_headers] == [None, "e2", "e2", "e2"]
+        assert [m for m, _ in heard] == ["notifications/tools/list_changed"] * 3
+        # The server's change, the client's notice that changes may have been missed, the server's.
+        assert [bool(p.get("_meta", {}).get(MAY_HAVE_MISSED)) for _, p in heard] == [False, True, False]
+        # Each pause: at least the retry field (1.5 s) or Retry-After (7 s), far above the backoff.
+        assert len(pauses.asked) == 3
+        assert pauses.asked[0] >= 1.5 and pauses.asked[1] >= 7 and pauses.asked[2] >= 1.5
+        assert server.sessions == ["s-1"]
+
+    with caplog.at_level(logging.INFO, "mcpkit.client"):
+        asyncio.run(asyncio.wait_for(main(), 20))
+    lines = [(r.levelno, r.getMessage()) for r in caplog.records if r.name == "mcpkit.client"]
+    assert [level for level, text in lines if "event stream" in text] == [logging.WARNING, logging.INFO]
+
+
+def test_reopening_stops_when_the_client_closes() -> None:
+    # The stream is lost and every GET after it meets 409: the client keeps trying, with pauses
+    # that grow up to the cap, until it is closed; closing cancels the pause it is in.
+    async def main() -> None:
+        server = ReopenServer([Get(events=[b"data: " + TOOLS_CHANGED + b"\n\n"]), Get(409)])
+        pauses = Pauses(block_at=6)
+        async with server as url:
+            client = Client(url, protocol_version="2025-11-25")
+            client.reconnect = Backoff(initial=1, cap=4, sleep=pauses, random=lambda: 1.0)
+            async with client:
+                await asyncio.wait_for(pauses.blocked.wait(), 10)
+                tries = len(server.get_headers)
+            assert pauses.cancelled
+            assert len(server.get_headers) == tries == 6  # nothing tried once closed
+        assert pauses.asked == [1, 2, 4, 4, 4, 4]  # exponential, capped (no jitter drawn here)
+
+    asyncio.run(asyncio.wait_for(main(), 20))
+
+
+def test_a_session_stream_answered_404_starts_a_new_session() -> None:
+    # The server forgot the session: the stream's GET meets 404, and the client starts a new session
+    # at once (as a request meeting 404 does) instead of waiting for its next request; the new
+    # session's stream opens, and the application is told that changes may have been missed.
+    async def main() -> None:
+        gets = [Get(events=[]), Get(404), Get(events=[b"data: " + TOOLS_CHANGED + b"\n\n"], hold=True)]
+        server = ReopenServer(gets)
+        heard: list[tuple[str, dict[str, Any]]] = []
+        both = asyncio.Event()
+
+        async def on_notification(method: str, params: dict[str, Any]) -> None:
+            heard.append((method, params))
+            if len(heard) == 2:
+                both.set()
+
+        async with server as url:
+            client = Client(url, protocol_version="2025-11-25", on_notification=on_notification)
+            client.reconnect = Backoff(sleep=Pauses())
+            async with client:
+                await asyncio.wait_for(both.wait(), 10)
+                assert await client.list_tools() == []
+        assert server.sessions == ["s-1", "s-2"]
+        assert [h["mcp-session-id"] for h in server.get_headers] == ["s-1", "s-1", "s-2"]
+        assert {bool(p.get("_meta", {}).get(MAY_HAVE_MISSED)) for _, p in heard} == {True, False}
+
+    asyncio.run(asyncio.wait_for(main(), 20))
