@@ -45,7 +45,7 @@ def call(url: str, authorization: str | None, *, tool: str = "whoami", arguments
     sent = {**era, "Accept": "application/json, text/event-stream", **(headers or {})}
     if authorization is not None:
         sent["Authorization"] = authorization
-    return httpx.post(url, json=body, headers=sent, timeout=10)
+    return httpx.post(url, json=body, headers=sent, timeout=60)
 
 
 def open_session(url: str, authorization: str) -> str:
@@ -53,11 +53,11 @@ def open_session(url: str, authorization: str) -> str:
     accept = {"Accept": "application/json, text/event-stream", "Authorization": authorization}
     init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
             "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}  # fmt: skip
-    opened = httpx.post(url, json=init, headers=accept, timeout=10)
+    opened = httpx.post(url, json=init, headers=accept, timeout=60)
     session = opened.headers["mcp-session-id"]
     headers = {**accept, "Mcp-Session-Id": session, "MCP-Protocol-Version": "2025-11-25"}
     done = httpx.post(
-        url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers, timeout=10
+        url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers, timeout=60
     )
     assert done.status_code == 202
     return session

@@ -46,7 +46,7 @@ def metadata_of(url: str) -> str:
 
 def test_the_protected_resource_metadata(url: str, issuer: TestIssuer) -> None:
     for where in (metadata_of(url), url.replace("/mcp", "/.well-known/oauth-protected-resource")):
-        answer = httpx.get(where, timeout=10)  # no token needed
+        answer = httpx.get(where, timeout=60)  # no token needed
         assert answer.status_code == 200 and answer.headers["access-control-allow-origin"] == "*"
         assert answer.json() == {
             "resource": url,
@@ -179,7 +179,7 @@ def test_two_authorization_headers_or_a_token_in_the_query_get_400(url: str, iss
             ("authorization", f"Bearer {token}"),
             ("authorization", "Bearer other"),
         ],
-        timeout=10,
+        timeout=60,
     )
     assert answer.status_code == 400 and challenge(answer)["error"] == "invalid_request"
     assert call(url + "?access_token=" + token, f"Bearer {token}").status_code == 400
@@ -208,31 +208,31 @@ def test_a_session_belongs_to_the_subject_that_opened_it(url: str, issuer: TestI
     init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
             "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}  # fmt: skip
     opened = httpx.post(url, json=init, headers={"Authorization": f"Bearer {alice}",
-                                                 "Accept": "application/json, text/event-stream"}, timeout=10)  # fmt: skip
+                                                 "Accept": "application/json, text/event-stream"}, timeout=60)  # fmt: skip
     session = opened.headers["mcp-session-id"]
     ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
 
     def post(token: str) -> httpx.Response:
         headers = {"Authorization": f"Bearer {token}", "Mcp-Session-Id": session,
                    "MCP-Protocol-Version": "2025-11-25", "Accept": "application/json, text/event-stream"}  # fmt: skip
-        return httpx.post(url, json=ping, headers=headers, timeout=10)
+        return httpx.post(url, json=ping, headers=headers, timeout=60)
 
     assert post(bob).status_code == 404  # as if the session did not exist
     # The token may change between POSTs of one session (a refreshed token of the same subject).
     assert post(issuer.mint(url, subject="alice", key=issuer.ec)).status_code == 200
     assert post(alice).json() == {"jsonrpc": "2.0", "id": 2, "result": {}}
     gone = httpx.delete(
-        url, headers={"Authorization": f"Bearer {bob}", "Mcp-Session-Id": session}, timeout=10
+        url, headers={"Authorization": f"Bearer {bob}", "Mcp-Session-Id": session}, timeout=60
     )
     assert gone.status_code == 404 and post(alice).status_code == 200
 
 
 def test_http_sse_is_protected_too(url: str, issuer: TestIssuer) -> None:
     sse = url.replace("/mcp", "/sse")
-    assert httpx.get(sse, timeout=10).status_code == 401
+    assert httpx.get(sse, timeout=60).status_code == 401
     token = issuer.mint(url)
     headers = {"Authorization": f"Bearer {token}"}
-    with httpx.Client(timeout=10) as http, http.stream("GET", sse, headers=headers) as stream:
+    with httpx.Client(timeout=60) as http, http.stream("GET", sse, headers=headers) as stream:
         assert stream.status_code == 200
         lines = stream.iter_lines()
         endpoint = next(line for line in lines if line.startswith("data: "))[6:]
@@ -267,7 +267,7 @@ def test_an_unknown_kid_is_refused_then_accepted_once_the_issuer_publishes_it(
     token = issuer.mint(url, key=key)
     assert call(url, f"Bearer {token}").status_code == 401
     issuer.published = [*issuer.published, key]  # the issuer rotates its keys
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 60
     while (status := call(url, f"Bearer {token}").status_code) == 401 and time.monotonic() < deadline:
         time.sleep(0.1)  # the refetch is rate-limited (--auth-jwks-cooldown 0.2)
     assert status == 200
@@ -288,7 +288,7 @@ def test_an_issuer_down_at_startup_gets_503_then_the_server_recovers() -> None:
         assert down.json()["error"]["code"] == -32000
         with TestIssuer(port) as issuer:
             good = issuer.mint(url)
-            deadline = time.monotonic() + 20
+            deadline = time.monotonic() + 60
             while (status := call(url, f"Bearer {good}").status_code) == 503 and time.monotonic() < deadline:
                 time.sleep(0.2)  # the server retries with backoff
             assert status == 200

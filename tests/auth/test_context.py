@@ -52,19 +52,19 @@ def test_each_post_of_a_session_sees_its_own_token(url: str, issuer: TestIssuer)
     init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
             "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}  # fmt: skip
     first = issuer.mint(url, scope="mcp", subject="alice")
-    opened = httpx.post(url, json=init, headers={"Authorization": f"Bearer {first}", **accept}, timeout=10)
+    opened = httpx.post(url, json=init, headers={"Authorization": f"Bearer {first}", **accept}, timeout=60)
     session = {
         "Mcp-Session-Id": opened.headers["mcp-session-id"],
         "MCP-Protocol-Version": "2025-11-25",
         **accept,
     }
     httpx.post(url, json={"jsonrpc": "2.0", "method": "notifications/initialized"},
-               headers={"Authorization": f"Bearer {first}", **session}, timeout=10)  # fmt: skip
+               headers={"Authorization": f"Bearer {first}", **session}, timeout=60)  # fmt: skip
 
     def call(token: str, tool: str) -> str:
         body = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": tool, "arguments": {}}}
         answer = httpx.post(
-            url, json=body, headers={"Authorization": f"Bearer {token}", **session}, timeout=10
+            url, json=body, headers={"Authorization": f"Bearer {token}", **session}, timeout=60
         )
         return str(answer.json()["result"]["content"][0]["text"])
 

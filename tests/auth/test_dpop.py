@@ -32,7 +32,7 @@ def dpop_call(url: str, token: str, proof: str, session: str | None = None) -> h
 
 
 def test_the_metadata_and_the_challenge_name_dpop(url: str) -> None:
-    document = httpx.get(url.replace("/mcp", "/.well-known/oauth-protected-resource/mcp"), timeout=10).json()
+    document = httpx.get(url.replace("/mcp", "/.well-known/oauth-protected-resource/mcp"), timeout=60).json()
     assert document["dpop_bound_access_tokens_required"] is False
     assert "ES256" in document["dpop_signing_alg_values_supported"]
     missing = call(url, None)

@@ -60,7 +60,7 @@ async def dpop_call(target: str, public: str, issuer: TestIssuer, audience: str)
     headers = {"Authorization": f"DPoP {token}", "DPoP": dpop_proof(key, "POST", public, token),
                "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "whoami",
                "Accept": "application/json, text/event-stream"}  # fmt: skip
-    async with httpx.AsyncClient(timeout=10) as http:
+    async with httpx.AsyncClient(timeout=60) as http:
         return await http.post(target, json=body, headers=headers)
 
 

@@ -88,7 +88,7 @@ def test_the_gateway_never_forwards_the_callers_token(issuer: TestIssuer) -> Non
         await serving
 
     async def main() -> list[str]:
-        async with asyncio.timeout(60):
+        async with asyncio.timeout(120):
             return await steps()
 
     async def steps() -> list[str]:

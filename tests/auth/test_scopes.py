@@ -63,7 +63,7 @@ def list_tools(url: str, token: str) -> dict[str, Any]:
         "Mcp-Method": "tools/list",
         **ACCEPT,
     }
-    result: dict[str, Any] = httpx.post(url, json=body, headers=headers, timeout=10).json()["result"]
+    result: dict[str, Any] = httpx.post(url, json=body, headers=headers, timeout=60).json()["result"]
     return result
 
 
@@ -91,7 +91,7 @@ class Session:
         headers = {"Authorization": f"Bearer {token}", **ACCEPT}
         if session:
             headers |= {"Mcp-Session-Id": self.id, "MCP-Protocol-Version": self.version}
-        return httpx.post(self.url, json=body, headers=headers, timeout=10)
+        return httpx.post(self.url, json=body, headers=headers, timeout=60)
 
 
 def tools_call(request_id: int, tool: str, **arguments: Any) -> dict[str, Any]:
@@ -134,7 +134,7 @@ def test_over_http_sse_the_tool_does_not_run_either(url: str, issuer: TestIssuer
     token = issuer.mint(url, scope="mcp")
     headers = {"Authorization": f"Bearer {token}"}
     with (
-        httpx.Client(timeout=10) as http,
+        httpx.Client(timeout=60) as http,
         http.stream("GET", url.replace("/mcp", "/sse"), headers=headers) as stream,
     ):
         lines = stream.iter_lines()

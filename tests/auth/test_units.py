@@ -157,7 +157,7 @@ def test_the_verified_identity_does_not_hold_the_token() -> None:
 def test_mcpkit_run_refuses_incomplete_auth_options(flags: list[str], message: str) -> None:
     server = str(Path(__file__).with_name("protected_server.py"))
     done = subprocess.run(
-        [sys.executable, "-m", "mcpkit", "run", server, *flags], capture_output=True, text=True, timeout=30
+        [sys.executable, "-m", "mcpkit", "run", server, *flags], capture_output=True, text=True, timeout=120
     )
     assert done.returncode == 1 and message in done.stderr
 
