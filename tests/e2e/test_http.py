@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -56,7 +54,7 @@ def post(url: str, method: str, params: dict[str, Any] | None = None, *, headers
         "Mcp-Method": method,
         "Accept": "application/json, text/event-stream",
     }
-    return httpx.post(url, json=body, headers={**standard, **(headers or {})}, timeout=10)
+    return httpx.post(url, json=body, headers={**standard, **(headers or {})}, timeout=60)
 
 
 def test_discover_list_and_call(notes_url: str) -> None:
@@ -181,7 +179,7 @@ def test_our_client_mirrors_parameters_by_itself(weather_url: str) -> None:
                 "result": ["day 1: " + result.structured_content["result"][0][7:]]
             }  # type: ignore[index]
 
-    asyncio.run(asyncio.wait_for(main(), 20))
+    asyncio.run(asyncio.wait_for(main(), 120))
 
 
 @pytest.fixture(scope="module")
@@ -200,7 +198,7 @@ def initialize(url: str, version: str = "2025-11-25") -> str:
             "clientInfo": {"name": "raw", "version": "1"},
         },
     }
-    answer = httpx.post(url, json=body, headers={"Accept": "application/json, text/event-stream"}, timeout=10)
+    answer = httpx.post(url, json=body, headers={"Accept": "application/json, text/event-stream"}, timeout=60)
     assert answer.status_code == 200 and answer.json()["result"]["protocolVersion"] == version
     return answer.headers["mcp-session-id"]
 
@@ -214,40 +212,40 @@ def test_handshake_sessions_over_http(notes_url: str) -> None:
         "Accept": "application/json, text/event-stream",
     }
     listed = httpx.post(
-        notes_url, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, headers=headers, timeout=10
+        notes_url, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, headers=headers, timeout=60
     )
     assert listed.status_code == 200 and "resultType" not in listed.json()["result"]
     note = httpx.post(
-        notes_url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers, timeout=10
+        notes_url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers, timeout=60
     )
     assert note.status_code == 202
-    missing = httpx.post(notes_url, json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, timeout=10)
+    missing = httpx.post(notes_url, json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, timeout=60)
     assert missing.status_code == 400
     unknown = httpx.post(
         notes_url,
         json={"jsonrpc": "2.0", "id": 3, "method": "tools/list"},
         headers={"Mcp-Session-Id": "nope"},
-        timeout=10,
+        timeout=60,
     )
     assert unknown.status_code == 404
     wrong_version = httpx.post(
         notes_url,
         json={"jsonrpc": "2.0", "id": 4, "method": "tools/list"},
         headers={**headers, "MCP-Protocol-Version": "2025-06-18"},
-        timeout=10,
+        timeout=60,
     )
     assert wrong_version.status_code == 400
     unknown_method = httpx.post(
-        notes_url, json={"jsonrpc": "2.0", "id": 5, "method": "nope"}, headers=headers, timeout=10
+        notes_url, json={"jsonrpc": "2.0", "id": 5, "method": "nope"}, headers=headers, timeout=60
     )
     assert unknown_method.status_code == 200 and unknown_method.json()["error"]["code"] == -32601
-    with httpx.stream("GET", notes_url, headers=headers, timeout=10) as stream:
+    with httpx.stream("GET", notes_url, headers=headers, timeout=60) as stream:
         assert stream.status_code == 200 and stream.headers["content-type"] == "text/event-stream"
-        second = httpx.get(notes_url, headers=headers, timeout=10)
+        second = httpx.get(notes_url, headers=headers, timeout=60)
         assert second.status_code == 409
-    assert httpx.delete(notes_url, headers=headers, timeout=10).status_code == 200
+    assert httpx.delete(notes_url, headers=headers, timeout=60).status_code == 200
     gone = httpx.post(
-        notes_url, json={"jsonrpc": "2.0", "id": 6, "method": "tools/list"}, headers=headers, timeout=10
+        notes_url, json={"jsonrpc": "2.0", "id": 6, "method": "tools/list"}, headers=headers, timeout=60
     )
     assert gone.status_code == 404
 
@@ -259,10 +257,10 @@ def test_2025_03_26_batches_over_http(notes_url: str) -> None:
         {"jsonrpc": "2.0", "id": 1, "method": "ping"},
         {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
     ]
-    answers = httpx.post(notes_url, json=batch, headers=headers, timeout=10).json()
+    answers = httpx.post(notes_url, json=batch, headers=headers, timeout=60).json()
     assert sorted(a["id"] for a in answers) == [1, 2]
     other = initialize(notes_url, "2025-06-18")
-    refused = httpx.post(notes_url, json=batch, headers={**headers, "Mcp-Session-Id": other}, timeout=10)
+    refused = httpx.post(notes_url, json=batch, headers={**headers, "Mcp-Session-Id": other}, timeout=60)
     assert refused.status_code == 400
 
 
@@ -285,7 +283,7 @@ def test_a_tool_asks_back_over_http_in_both_eras(travel_url: str, version: str |
             result = await client.call_tool("plan_trip", {"destination": "Nice"})
             assert result.content[0].text == "Trip to Nice for 4 (medium budget). Idea: swim"  # type: ignore[union-attr]
 
-    asyncio.run(asyncio.wait_for(main(), 20))
+    asyncio.run(asyncio.wait_for(main(), 120))
 
 
 def test_the_client_starts_a_new_session_after_404(notes_url: str) -> None:
@@ -299,12 +297,12 @@ def test_the_client_starts_a_new_session_after_404(notes_url: str) -> None:
             first = transport.session_id
             assert first
             async with httpx.AsyncClient() as other:  # the server forgets the session
-                await other.delete(notes_url, headers={"Mcp-Session-Id": first}, timeout=10)
+                await other.delete(notes_url, headers={"Mcp-Session-Id": first}, timeout=60)
             tools = await client.list_tools()
             assert "create_notebook" in [t.name for t in tools]
             assert transport.session_id and transport.session_id != first
 
-    asyncio.run(asyncio.wait_for(main(), 20))
+    asyncio.run(asyncio.wait_for(main(), 120))
 
 
 @pytest.fixture(scope="module")
@@ -337,7 +335,7 @@ def test_a_dropped_stream_is_resumed_with_last_event_id(jobs_url: str) -> None:
         "method": "tools/call",
         "params": {"name": "slow_compute", "arguments": {"seconds": 1}, "_meta": {"progressToken": "p"}},
     }
-    with httpx.stream("POST", jobs_url, json=call, headers=headers, timeout=10) as stream:
+    with httpx.stream("POST", jobs_url, json=call, headers=headers, timeout=60) as stream:
         assert stream.headers["content-type"] == "text/event-stream"
         priming, first = _events(stream.iter_lines(), 2)
     # The priming event: an id, a retry, empty data. Then each message has an id of its own.
@@ -345,54 +343,71 @@ def test_a_dropped_stream_is_resumed_with_last_event_id(jobs_url: str) -> None:
     assert json.loads(first["data"])["params"]["progress"] == 1
     # The connection was dropped; the request goes on. Resume after the first progress event.
     resume = {**headers, "Last-Event-ID": first["id"]}
-    with httpx.stream("GET", jobs_url, headers=resume, timeout=10) as stream:
+    with httpx.stream("GET", jobs_url, headers=resume, timeout=60) as stream:
         rest = [json.loads(e["data"]) for e in _events(stream.iter_lines(), 10)]
     assert [m["params"]["progress"] for m in rest[:-1]] == list(range(2, 11))  # nothing lost or repeated
     assert rest[-1]["id"] == 7 and rest[-1]["result"]["content"][0]["text"] == "job done after 1s"
     # An id of no stream of this session cannot be resumed.
     other = initialize(jobs_url)
     foreign = {**headers, "Mcp-Session-Id": other, "Last-Event-ID": first["id"]}
-    assert httpx.get(jobs_url, headers=foreign, timeout=10).status_code == 400
-    assert httpx.get(jobs_url, headers={**resume, "Last-Event-ID": "nope/1"}, timeout=10).status_code == 400
+    assert httpx.get(jobs_url, headers=foreign, timeout=60).status_code == 400
+    assert httpx.get(jobs_url, headers={**resume, "Last-Event-ID": "nope/1"}, timeout=60).status_code == 400
 
 
-IDLE_SERVER = """
-import sys
-from mcpkit import Server
+def test_idle_sessions_expire_and_busy_ones_stay() -> None:
+    """A handshake-era session unused for ``session_idle_seconds`` is ended (404, initialize again);
+    one in use stays. Served by uvicorn on 127.0.0.1; the app's session table reads a clock the test
+    moves (``SessionTable.clock``), so how fast the machine runs the requests does not matter."""
+    import asyncio
 
-server = Server("idle")
+    import uvicorn
 
+    from mcpkit import Server
 
-@server.tool
-def hello() -> str:
-    return "hi"
+    server = Server("idle")
 
+    @server.tool
+    async def hello() -> str:
+        return "hi"
 
-server.run("http", port=int(sys.argv[1]), session_idle_seconds=2.0)
-"""
-
-
-def test_idle_sessions_expire_and_busy_ones_stay(tmp_path: Path) -> None:
-    script = tmp_path / "idle.py"
-    script.write_text(IDLE_SERVER)
+    app = server.http_app(session_idle_seconds=2.0)
+    now = [1000.0]
+    app.table.clock = lambda: now[0]
     port = free_port()
-    served = http_server([sys.executable, str(script), str(port)], port, startup_seconds=15)
-    url = next(served)
+    url = f"http://127.0.0.1:{port}/mcp"
+    accept = {"Accept": "application/json, text/event-stream"}
 
-    def list_tools(session: str, request_id: int) -> httpx.Response:
-        headers = {"Mcp-Session-Id": session, "Accept": "application/json, text/event-stream"}
-        body = {"jsonrpc": "2.0", "id": request_id, "method": "tools/list"}
-        return httpx.post(url, json=body, headers=headers, timeout=10)
+    async def checks(http: httpx.AsyncClient) -> None:
+        init = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}  # fmt: skip
+        idle, busy = [
+            (await http.post(url, json=init, headers=accept)).headers["mcp-session-id"] for _ in range(2)
+        ]
 
-    try:
-        idle, busy = initialize(url), initialize(url)
-        # 4 s of use for one session, none for the other; the busy one's gaps (0.25 s and a
-        # request) stay far below the 2 s idle limit even on a loaded machine.
-        for request_id in range(16):
-            assert list_tools(busy, request_id).status_code == 200
-            time.sleep(0.25)
-        assert list_tools(busy, 10).status_code == 200
-        gone = list_tools(idle, 11)
+        async def list_tools(session: str, request_id: int) -> httpx.Response:
+            body = {"jsonrpc": "2.0", "id": request_id, "method": "tools/list"}
+            return await http.post(url, json=body, headers={**accept, "Mcp-Session-Id": session})
+
+        # 6 s in all: the busy session used every 1.5 s (under the 2 s limit), the idle one never.
+        for request_id in range(4):
+            now[0] += 1.5
+            assert (await list_tools(busy, request_id)).status_code == 200, request_id
+        gone = await list_tools(idle, 10)
         assert gone.status_code == 404 and "initialize" in gone.json()["error"]["message"]
-    finally:
-        served.close()
+        assert (await list_tools(busy, 11)).status_code == 200
+
+    async def main() -> None:
+        web = uvicorn.Server(uvicorn.Config(app, port=port, log_level="error", lifespan="off"))
+        serving = asyncio.ensure_future(web.serve())
+        try:
+            async with asyncio.timeout(120):
+                while not web.started:
+                    assert not serving.done(), "uvicorn stopped before it started"
+                    await asyncio.sleep(0.01)
+                async with httpx.AsyncClient(timeout=60) as http:
+                    await checks(http)
+        finally:
+            web.should_exit = True
+            await serving
+
+    asyncio.run(main())
