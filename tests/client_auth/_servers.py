@@ -363,7 +363,7 @@ async def approve(url: str) -> str:
     return location
 
 
-def run(coro: Awaitable[Any], timeout: float = 20.0) -> Any:
+def run(coro: Awaitable[Any], timeout: float = 60.0) -> Any:
     async def bounded() -> Any:
         return await asyncio.wait_for(coro, timeout)
 

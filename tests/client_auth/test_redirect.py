@@ -22,7 +22,7 @@ def test_the_listener_takes_the_redirect_and_ignores_other_requests(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     async def main() -> tuple[str, str]:
-        async with LoopbackRedirect(open_browser=False, timeout=10).listening() as (redirect_uri, complete):
+        async with LoopbackRedirect(open_browser=False, timeout=60).listening() as (redirect_uri, complete):
             assert redirect_uri.startswith("http://127.0.0.1:") and redirect_uri.endswith("/callback")
 
             async def browser() -> None:

@@ -28,7 +28,7 @@ def _grants(server: Protected) -> list[str]:
 @pytest.mark.parametrize("cause", ["expired", "rejected"])
 def test_concurrent_requests_share_one_refresh(cause: str) -> None:
     async def main() -> Protected:
-        server = Protected(refresh_delay=0.3, token_lifetime=3600 if cause == "rejected" else 1)
+        server = Protected(refresh_delay=1.0, token_lifetime=3600 if cause == "rejected" else 1)
         async with server.running(), httpx.AsyncClient(auth=OAuth(interactive=approve)) as http:
             assert await _list(http, server, 0) == 200
             if cause == "expired":
