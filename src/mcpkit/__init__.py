@@ -83,7 +83,7 @@ from .types import (
 
 if typing.TYPE_CHECKING:  # loaded on first use (see __getattr__ below)
     from ._signature_elicit import ElicitationContentError, ElicitationForm, Titles, elicitation_form
-    from .client import Client, Subscription
+    from .client import MAY_HAVE_MISSED, Backoff, Client, Subscription
     from .client.auth import (
         ClientCredentials,
         FileTokenStore,
@@ -104,7 +104,7 @@ if typing.TYPE_CHECKING:  # loaded on first use (see __getattr__ below)
 #: start-up is everyone's) has no use for the client or the skills library, a tenth of the import;
 #: nor, until it asks for them, for elicitation forms, a fleet's shared state or telemetry.
 _LAZY: typing.Final = {
-    **dict.fromkeys(("Client", "Subscription"), "mcpkit.client"),
+    **dict.fromkeys(("MAY_HAVE_MISSED", "Backoff", "Client", "Subscription"), "mcpkit.client"),
     **dict.fromkeys(
         (
             "ClientCredentials",
@@ -144,11 +144,13 @@ __all__ = [
     "APP_MIME_TYPE",
     "LATEST_HANDSHAKE_VERSION",
     "LATEST_VERSION",
+    "MAY_HAVE_MISSED",
     "SUPPORTED_VERSIONS",
     "UI_EXTENSION",
     "Annotations",
     "AudioContent",
     "AuthInfo",
+    "Backoff",
     "CallToolResult",
     "Client",
     "ClientCredentials",
