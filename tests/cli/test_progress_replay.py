@@ -34,15 +34,15 @@ def _progress_lines(stderr: str) -> list[str]:
 
 @pytest.mark.parametrize("revision", ["2026-07-28", "2025-11-25"])
 def test_progress_before_a_question_is_shown_once_over_stdio(revision: str) -> None:
-    # No terminal: the question is declined at once, and the tool runs on (2026-07-28: again).
+    # No terminal: the question is cancelled at once, and the tool runs on (2026-07-28: again).
     called = run_mcpkit("call", REPLAY, "steps", "--protocol-version", revision)
     assert called.returncode == 0, called.stderr
-    assert called.stdout.strip() == "answer: decline"
+    assert called.stdout.strip() == "answer: cancel"
     assert _progress_lines(called.stderr) == SHOWN
 
 
 def test_progress_before_a_question_is_shown_once_over_http(replay_url: str) -> None:
     called = run_mcpkit("call", replay_url, "steps", "--protocol-version", "2026-07-28")
     assert called.returncode == 0, called.stderr
-    assert called.stdout.strip() == "answer: decline"
+    assert called.stdout.strip() == "answer: cancel"
     assert _progress_lines(called.stderr) == SHOWN

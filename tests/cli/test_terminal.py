@@ -99,7 +99,7 @@ def test_a_url_request_shows_the_url_and_asks_when_done(toolbox: str, revision: 
     code, rest = _finish(child)
     assert code == 0 and "sign-in: accept" in rest
     off_a_terminal = run_mcpkit("call", toolbox, "sign_in", "--protocol-version", revision)
-    assert off_a_terminal.stdout == "sign-in: decline\n"
+    assert off_a_terminal.stdout == "sign-in: cancel\n"  # nobody to ask: no explicit choice
 
 
 def test_the_timeout_stands_still_while_the_user_types() -> None:
