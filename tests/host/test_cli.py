@@ -6,7 +6,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -89,7 +88,7 @@ def test_interactive_shell_prompts_for_missing_arguments(tmp_path: Path) -> None
     proc = subprocess.run(
         [sys.executable, "-m", "mcpkit", "host", str(cfg)],
         input=lines,
-        capture_output=True, text=True, timeout=60, env=_env(tmp_path), cwd=ROOT, check=False,
+        capture_output=True, text=True, timeout=180, env=_env(tmp_path), cwd=ROOT, check=False,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
@@ -151,8 +150,8 @@ def test_gateway_command_from_an_applications_file(tmp_path: Path) -> None:
 
 
 def test_demo_runs_the_host_and_the_gateway(tmp_path: Path) -> None:
-    began = time.monotonic()
-    result = mcpkit_cli("demo", env={**_env(tmp_path), "COLUMNS": "120"})
+    # The subprocess timeout catches a hang; how fast the demo runs is not what this tests.
+    result = mcpkit_cli("demo", env={**_env(tmp_path), "COLUMNS": "120"}, timeout=180)
     assert result.returncode == 0, result.stderr
     out = result.stdout
     assert "host: 3 servers connected at once" in out
@@ -163,7 +162,6 @@ def test_demo_runs_the_host_and_the_gateway(tmp_path: Path) -> None:
     # one audit line per call: the stateless caller's rounds resumed one parked call
     assert len([line for line in out.splitlines() if "travel__plan_trip" in line and "ask:yes" in line]) == 2
     assert "done" in out
-    assert time.monotonic() - began < 30  # about 2 s unloaded; the bound only catches a hang
 
 
 def test_from_claude_code_merges_its_three_scopes(tmp_path: Path) -> None:
@@ -178,7 +176,7 @@ def test_from_claude_code_merges_its_three_scopes(tmp_path: Path) -> None:
     (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"shared": weather}}))  # the project's wins
     result = subprocess.run(
         [sys.executable, "-m", "mcpkit", "host", "--from", "claude-code", "--list", "--audit", str(tmp_path / "a.jsonl")],
-        capture_output=True, text=True, timeout=60, env=_env(tmp_path), cwd=project, check=False,
+        capture_output=True, text=True, timeout=180, env=_env(tmp_path), cwd=project, check=False,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     servers = [line.split(":")[0] for line in result.stdout.splitlines() if not line.startswith(" ")]
@@ -197,7 +195,7 @@ def test_consent_is_asked_at_the_terminal(tmp_path: Path, typed: str, allowed: b
         os.write(master, typed.encode())  # waits in the terminal's buffer until the prompt reads it
         proc = subprocess.run(
             [sys.executable, "-m", "mcpkit", "host", str(cfg), "--call", "box__delete_everything"],
-            stdin=slave, capture_output=True, text=True, timeout=60, env=_env(tmp_path), cwd=ROOT, check=False,
+            stdin=slave, capture_output=True, text=True, timeout=180, env=_env(tmp_path), cwd=ROOT, check=False,
         )  # fmt: skip
     finally:
         os.close(slave)
@@ -277,7 +275,7 @@ def test_gateway_consent_is_one_question_at_the_terminal(tmp_path: Path, typed: 
     gateway = f"{sys.executable} -m mcpkit gateway {cfg}"
     child = pexpect.spawn(
         sys.executable, ["-m", "mcpkit", "call", gateway, "box__delete_everything"],
-        cwd=str(ROOT), env={**_env(tmp_path), "TERM": "xterm"}, encoding="utf-8", timeout=60,
+        cwd=str(ROOT), env={**_env(tmp_path), "TERM": "xterm"}, encoding="utf-8", timeout=180,
     )  # fmt: skip
     child.expect_exact("The server asks: Allow the tool 'delete_everything' of server 'box' to run with {}?")
     child.expect_exact("Allow this call (yes/no) [no]: ")
