@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -15,6 +16,17 @@ from mcpkit import Context, Server
 from mcpkit.transports.http import StreamableHTTPApp
 
 from .conftest import initialize_request
+
+#: How long a step that must happen is waited for: generous, since a busy machine is slow to take
+#: it, and a step that never happens still fails its test (only later).
+PATIENCE = 60.0
+
+
+async def until(check: Callable[[], object]) -> None:
+    """Poll *check* until it holds or PATIENCE has passed; the assertion after it says what failed."""
+    deadline = asyncio.get_running_loop().time() + PATIENCE
+    while not check() and asyncio.get_running_loop().time() < deadline:  # noqa: ASYNC110 (no event to wait on)
+        await asyncio.sleep(0.01)
 
 
 def make_app() -> StreamableHTTPApp:
@@ -203,7 +215,7 @@ def test_a_batch_member_that_logs_and_one_that_raises_are_answered_together() ->
         session = await open_session(app, "2025-03-26")
         broken = {"jsonrpc": "2.0", "id": 2, "method": "completion/complete", "params": {}}
         exchange = Exchange(app, [call(1, "chatty"), broken], mcp_session_id=session)
-        await asyncio.wait_for(exchange.task, 5)
+        await asyncio.wait_for(exchange.task, PATIENCE)
         *notes, answers = exchange.messages()
         assert [n["method"] for n in notes] == ["notifications/message"]
         assert sorted(a["id"] for a in answers) == [1, 2]
@@ -220,11 +232,11 @@ def test_cancelling_a_session_request_stops_it_and_answers_202_not_500() -> None
         app = one_path_app(record)
         session = await open_session(app, "2025-11-25")
         running = Exchange(app, call(7, "slow"), mcp_session_id=session)
-        await asyncio.wait_for(record.started.wait(), 5)
+        await asyncio.wait_for(record.started.wait(), PATIENCE)
         cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7}}
         note = Exchange(app, cancel, mcp_session_id=session)
-        await asyncio.wait_for(note.task, 5)
-        await asyncio.wait_for(running.task, 5)
+        await asyncio.wait_for(note.task, PATIENCE)
+        await asyncio.wait_for(running.task, PATIENCE)
         assert note.status == 202 and running.status == 202 and running.messages() == []
         assert record == ["started", "cancelled"]
 
@@ -239,23 +251,17 @@ def test_a_change_caused_by_one_session_reaches_the_others_on_their_own_streams(
         watcher, causer = await open_session(app, "2025-06-18"), await open_session(app, "2025-06-18")
         stream = Exchange(app, None, method="GET", mcp_session_id=watcher)
         grown = Exchange(app, call(1, "grow", name="sprout"), mcp_session_id=causer)
-        await asyncio.wait_for(grown.task, 5)
+        await asyncio.wait_for(grown.task, PATIENCE)
         assert [m.get("method") for m in grown.messages()] == [None]  # only the answer
-        for _ in range(100):
-            if stream.messages():
-                break
-            await asyncio.sleep(0.01)
+        await until(stream.messages)
         assert [m["method"] for m in stream.messages()] == ["notifications/tools/list_changed"]
         # The causer's session heard of it on its own GET stream, which it opens later: nothing lost.
         late = Exchange(app, None, method="GET", mcp_session_id=causer)
-        for _ in range(100):
-            if late.messages():
-                break
-            await asyncio.sleep(0.01)
+        await until(late.messages)
         assert [m["method"] for m in late.messages()] == ["notifications/tools/list_changed"]
         stream.disconnect()
         late.disconnect()
-        await asyncio.wait_for(asyncio.gather(stream.task, late.task), 5)
+        await asyncio.wait_for(asyncio.gather(stream.task, late.task), PATIENCE)
 
     asyncio.run(main())
 
@@ -273,9 +279,9 @@ def test_a_2026_client_that_goes_away_cancels_a_request_awaiting_a_json_answer()
         exchange = Exchange(
             app, message, mcp_protocol_version="2026-07-28", mcp_method="tools/call", mcp_name="slow"
         )
-        await asyncio.wait_for(record.started.wait(), 5)
+        await asyncio.wait_for(record.started.wait(), PATIENCE)
         exchange.disconnect()
-        await asyncio.wait_for(exchange.task, 5)
+        await asyncio.wait_for(exchange.task, PATIENCE)
         assert record == ["started", "cancelled"] and exchange.sent == []
 
     asyncio.run(main())
@@ -289,25 +295,22 @@ def test_http_sse_answers_and_cancellations_ride_the_one_stream() -> None:
         record = Record()
         app = one_path_app(record)
         stream = Exchange(app, None, method="GET", path="/sse")
-        await asyncio.sleep(0.01)
+        await until(lambda: len(stream.sent) > 1)  # the endpoint event
         endpoint = stream.sent[1]["body"].split(b"data: ")[1].strip().decode()
         path, query = endpoint.split("?")
 
         async def post(message: dict[str, Any]) -> None:
             exchange = Exchange(app, message, path=path, query=query)
-            await asyncio.wait_for(exchange.task, 5)
+            await asyncio.wait_for(exchange.task, PATIENCE)
             assert exchange.status == 202
 
         init = initialize_request("2024-11-05")
         await post(init)
         await post(call(1, "slow"))
-        await asyncio.wait_for(record.started.wait(), 5)
+        await asyncio.wait_for(record.started.wait(), PATIENCE)
         await post({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1}})
         await post(call(2, "chatty"))
-        for _ in range(200):
-            if any(m.get("id") == 2 for m in stream.messages()):
-                break
-            await asyncio.sleep(0.01)
+        await until(lambda: any(m.get("id") == 2 for m in stream.messages()))
         assert [(m.get("id"), m.get("method")) for m in stream.messages()] == [
             (0, None),
             (None, "notifications/message"),
@@ -315,7 +318,7 @@ def test_http_sse_answers_and_cancellations_ride_the_one_stream() -> None:
         ]
         assert record == ["started", "cancelled"]
         stream.disconnect()
-        await asyncio.wait_for(stream.task, 5)
+        await asyncio.wait_for(stream.task, PATIENCE)
 
     asyncio.run(main())
 
@@ -361,28 +364,24 @@ def test_an_unread_listen_stream_holds_up_no_notification_and_is_ended_on_overfl
         headers = {"mcp_protocol_version": "2026-07-28", "mcp_method": "subscriptions/listen"}
         stuck = Stuck(app, listen(1), reads=1, **headers)
         reader = Exchange(app, listen(2), **headers)
-        for _ in range(200):
-            if len(server.listeners) == 2:
-                break
-            await asyncio.sleep(0.01)
+        await until(lambda: len(server.listeners) == 2)
         for _ in range(1000):  # list changes coalesce: the stuck stream never has more than one waiting
             await server.notify_list_changed("tools")
             await asyncio.sleep(0)
-        await asyncio.wait_for(stuck.blocked.wait(), 5)
+        await asyncio.wait_for(stuck.blocked.wait(), PATIENCE)
         assert not stuck.task.done()
         assert "notifications/tools/list_changed" in [m.get("method") for m in reader.messages()]
         for uri in uris:  # 50 distinct updates: more than 8 wait for the stuck client
             await server.notify_resource_updated(uri)
         await asyncio.sleep(0)
-        await asyncio.wait_for(stuck.task, 5)  # ended (after the 1 s grace for its last bytes)
+        await asyncio.wait_for(stuck.task, PATIENCE)  # ended (after the 1 s grace for its last bytes)
         assert len(server.listeners) == 1
-        for _ in range(200):
-            if sum(m.get("method") == "notifications/resources/updated" for m in reader.messages()) == 50:
-                break
-            await asyncio.sleep(0.01)
+        await until(
+            lambda: sum(m.get("method") == "notifications/resources/updated" for m in reader.messages()) == 50
+        )
         assert sum(m.get("method") == "notifications/resources/updated" for m in reader.messages()) == 50
         reader.disconnect()
-        await asyncio.wait_for(reader.task, 5)
+        await asyncio.wait_for(reader.task, PATIENCE)
 
     asyncio.run(main())
 
@@ -416,7 +415,7 @@ def test_bodies_must_be_json_and_arrive_in_time() -> None:
             assert piece is not None
             return piece
 
-        await asyncio.wait_for(app(scope(b"application/json"), slow, send), 5)
+        await asyncio.wait_for(app(scope(b"application/json"), slow, send), PATIENCE)
         assert sent[0]["status"] == 408
 
     asyncio.run(main())
@@ -721,40 +720,40 @@ def test_a_lone_session_request_is_answered_from_its_post_or_on_a_stream_once_it
 
         session = await open_session(app, "2025-11-25")
         plain = Exchange(app, call(1, "where"), mcp_session_id=session)
-        await asyncio.wait_for(plain.task, 5)
+        await asyncio.wait_for(plain.task, PATIENCE)
         assert plain.status == 200 and plain.messages()[0]["result"]["content"][0]["text"] == "here"
         assert tasks == [plain.task]  # no task of its own
 
         chatty = Exchange(app, call(2, "chatty"), mcp_session_id=session)
-        await asyncio.wait_for(chatty.task, 5)
+        await asyncio.wait_for(chatty.task, PATIENCE)
         note, answer = chatty.messages()
         assert dict(chatty.sent[0]["headers"])[b"content-type"] == b"text/event-stream"
         assert note["method"] == "notifications/message" and answer["id"] == 2
         assert answer["result"]["content"][0]["text"] == "done"
 
         quiet = Exchange(app, call(3, "chatty"), mcp_session_id=session, accept="application/json")
-        await asyncio.wait_for(quiet.task, 5)
+        await asyncio.wait_for(quiet.task, PATIENCE)
         assert quiet.status == 200 and [m["id"] for m in quiet.messages()] == [3]
 
         broken = {"jsonrpc": "2.0", "id": 4, "method": "completion/complete", "params": {}}
         failing = Exchange(app, broken, mcp_session_id=session)
-        await asyncio.wait_for(failing.task, 5)
+        await asyncio.wait_for(failing.task, PATIENCE)
         assert failing.messages()[0]["error"]["code"] == -32603
 
         running = Exchange(app, call(5, "slow"), mcp_session_id=session)
-        await asyncio.wait_for(record.started.wait(), 5)
+        await asyncio.wait_for(record.started.wait(), PATIENCE)
         cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 5}}
-        await asyncio.wait_for(Exchange(app, cancel, mcp_session_id=session).task, 5)
-        await asyncio.wait_for(running.task, 5)
+        await asyncio.wait_for(Exchange(app, cancel, mcp_session_id=session).task, PATIENCE)
+        await asyncio.wait_for(running.task, PATIENCE)
         assert running.status == 202 and running.messages() == [] and record == ["started", "cancelled"]
 
         served = app.sessions[session]
         assert served.streams == {} and served.served.peer._running == {}
         record.started.clear()
         ending = Exchange(app, call(6, "slow"), mcp_session_id=session)
-        await asyncio.wait_for(record.started.wait(), 5)
-        await asyncio.wait_for(Exchange(app, None, method="DELETE", mcp_session_id=session).task, 5)
-        await asyncio.wait_for(ending.task, 5)
+        await asyncio.wait_for(record.started.wait(), PATIENCE)
+        await asyncio.wait_for(Exchange(app, None, method="DELETE", mcp_session_id=session).task, PATIENCE)
+        await asyncio.wait_for(ending.task, PATIENCE)
         assert ending.status == 202 and record[-1] == "cancelled"
 
     asyncio.run(main())
@@ -785,14 +784,14 @@ def test_a_lone_request_whose_stream_is_dropped_is_cancelled_or_goes_on_as_its_r
         for version, outcome in (("2024-11-05", "cancelled"), ("2025-11-25", "finished")):
             session = await open_session(app, version)
             exchange = Exchange(app, call(1, "long"), mcp_session_id=session)
-            for _ in range(100):
-                if any(b"started" in e.get("body", b"") for e in exchange.sent):
-                    break
-                await asyncio.sleep(0.01)
+            await until(lambda sent=exchange.sent: any(b"started" in e.get("body", b"") for e in sent))
             exchange.disconnect()
-            await asyncio.sleep(0.05)
+            # What the disconnect sets off takes a few turns of the loop and no timer: turns, not a
+            # nap (a nap can end before them on a busy machine, and the tool would finish first).
+            for _ in range(20):
+                await asyncio.sleep(0)
             release.set()
-            await asyncio.wait_for(exchange.task, 5)
+            await asyncio.wait_for(exchange.task, PATIENCE)
             release.clear()
             assert record[-1] == outcome
             served = app.sessions[session]
