@@ -302,6 +302,19 @@ class TaskRunner:
     ) -> TaskRecord:
         """Create a task running ``work(record)``; it is in the store before this returns.
         *requestor*: whose task it is (see :func:`requestor`): only they reach and list it."""
+        record = self.create(ttl_ms, on_change, requestor)
+        self.begin(record, work)
+        return record
+
+    def create(
+        self,
+        ttl_ms: Any = None,
+        on_change: Callable[[TaskRecord], Awaitable[None]] | None = None,
+        requestor: str | None = None,
+    ) -> TaskRecord:
+        """A task's record, in the store, with nothing running yet: :meth:`begin` starts its work.
+        (In a fleet the record is saved first: a task the shared state never heard of must not run,
+        since the client is told to try again.)"""
         ttl = (
             ttl_ms
             if isinstance(ttl_ms, int) and not isinstance(ttl_ms, bool) and ttl_ms > 0
@@ -319,8 +332,11 @@ class TaskRunner:
         if ttl is not None:
             record.expires = time.monotonic() + ttl / 1000
         self.store.add(record)  # durable before the CreateTaskResult goes out (in a fleet: saved())
-        record.runner = asyncio.get_running_loop().create_task(self._run(record, work))
         return record
+
+    def begin(self, record: TaskRecord, work: Callable[[TaskRecord], Awaitable[dict[str, Any]]]) -> None:
+        """Start the work of a task made by :meth:`create`."""
+        record.runner = asyncio.get_running_loop().create_task(self._run(record, work))
 
     async def _run(self, record: TaskRecord, work: Callable[[TaskRecord], Awaitable[dict[str, Any]]]) -> None:
         try:

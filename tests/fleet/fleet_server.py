@@ -83,3 +83,4 @@ server.add_tool(record, name="record_repeatable", repeatable=True)
 server.add_tool(
     record, name="record_not_repeatable", annotations=ToolAnnotations(idempotent_hint=True), repeatable=False
 )
+server.add_tool(record, name="record_task", task_support="optional")  # may run as a task

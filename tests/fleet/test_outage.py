@@ -134,9 +134,12 @@ def last_answer(response: httpx.Response) -> dict[str, Any]:
     return answer
 
 
-def test_redis_stopped_every_request_is_answered_and_none_with_500(outage_fleet: OutageFleet) -> None:
+def test_redis_stopped_every_request_is_answered_and_none_with_500(
+    outage_fleet: OutageFleet, tmp_path: Path
+) -> None:
     fleet = outage_fleet
     statuses: list[tuple[str, int]] = []
+    task_runs = tmp_path / "task-runs.txt"  # a line each time the refused task's tool runs
 
     async def main() -> None:
         async with httpx.AsyncClient(timeout=30) as http:
@@ -210,13 +213,14 @@ def test_redis_stopped_every_request_is_answered_and_none_with_500(outage_fleet:
                 lines = listen.aiter_lines()
                 first = await anext(line async for line in lines if line.startswith("data: "))
                 assert "acknowledged" in first
-            # A task: it cannot be made findable by the other nodes, so it is not started: 503.
+            # A task: it cannot be made findable by the other nodes, so it is not started: 503, and
+            # its tool never runs (the caller is told to try again: a retry must not be a second run).
             meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
                     "io.modelcontextprotocol/clientCapabilities": TASKS}  # fmt: skip
-            body, headers = message("tools/call", {"name": "slow", "arguments": {"seconds": 0.1}, "task": {}})
+            arguments = {"path": str(task_runs), "seconds": 0.1}
+            body, headers = message("tools/call", {"name": "record_task", "arguments": arguments, "task": {}})
             body["params"]["_meta"] = meta
-            response = await post("2026-07-28 task", home, body, headers)
-            assert response.status_code in (200, 503), response.text
+            assert_unavailable(await post("2026-07-28 task", home, body, headers), 1)
             body, headers = message("tasks/get", {"taskId": "nope"})
             body["params"]["_meta"] = meta
             assert_unavailable(await post("2026-07-28 tasks/get", home, body, headers), 1)
@@ -277,3 +281,4 @@ def test_redis_stopped_every_request_is_answered_and_none_with_500(outage_fleet:
     asyncio.run(main())
     assert [what for what, status in statuses if status >= 500 and status != 503] == []
     assert fleet.tracebacks() == []
+    assert not task_runs.exists()  # refused with 503, and never run (checked once all else is done)

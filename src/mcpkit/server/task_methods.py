@@ -67,8 +67,15 @@ class TaskMethods(ServerBase):
                 with contextlib.suppress(ConnectionClosed, OSError):
                     await ctx.peer.notify("notifications/tasks/status", record.wire_v1())
 
-        record = self.tasks.start(work, ttl, on_change, requestor_of(ctx))
-        await self.tasks.saved(record)  # in a fleet, any process can find it before the answer goes out
+        record = self.tasks.create(ttl, on_change, requestor_of(ctx))
+        try:
+            await self.tasks.saved(record)  # in a fleet, any process can find it before the answer goes out
+        except BaseException:
+            # Not saved (the shared state is away): the caller is told to try again, so this attempt
+            # must never run, or a retry would run the tool a second time.
+            self.tasks.store.remove(record.task_id)
+            raise
+        self.tasks.begin(record, work)
         return record
 
     def _gate_tasks(self, ctx: Context) -> None:
