@@ -71,11 +71,11 @@ def test_shutdown_ends_listen_streams_gracefully(redis_url: str) -> None:
         ) as stream:
             lines = stream.iter_lines()
             assert "acknowledged" in next(line for line in lines if line.startswith("data: "))
-            started = time.monotonic()
             proc.send_signal(signal.SIGTERM)
+            # Ended by the drain: its graceful answer comes (the shutdown timeout would cancel the
+            # handler instead, and the stream would end with no answer).
             final = json.loads(next(line for line in lines if line.startswith("data: "))[6:])
             assert final["result"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == 1
-            assert time.monotonic() - started < 3  # ended by the drain, not by the shutdown timeout
         assert proc.wait(timeout=20) in (0, -signal.SIGTERM)  # uvicorn exits by the signal it caught
     finally:
         if proc.poll() is None:
