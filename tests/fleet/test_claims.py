@@ -73,7 +73,7 @@ async def hear_each(touch: Any, heard: Heard, times: int) -> None:
     and (after a moment's settling) none twice."""
     for made in range(1, times + 1):
         await touch()
-        async with asyncio.timeout(15):
+        async with asyncio.timeout(60):
             while heard.count < made:
                 heard.changed.clear()
                 await heard.changed.wait()
