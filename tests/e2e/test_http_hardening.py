@@ -23,7 +23,7 @@ from typing import Any
 import httpx
 import pytest
 
-from ..conftest import free_port, initialize_request
+from ..conftest import STARTUP_SECONDS, free_port, initialize_request
 
 pytestmark = pytest.mark.e2e
 
@@ -111,23 +111,30 @@ def serve(folder: Path, *flags: str) -> Iterator[Served]:
     command = [sys.executable, "-m", "mcpkit", "run", str(script), "--transport", "http", "--port", str(port)]
     with log.open("wb") as sink:
         proc = subprocess.Popen([*command, *flags], stdout=subprocess.DEVNULL, stderr=sink)
-    deadline = time.monotonic() + 15
-    while time.monotonic() < deadline:
+    deadline = time.monotonic() + STARTUP_SECONDS  # start-up is not what is tested: generous
+    while True:
         try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
                 break
         except OSError:
-            time.sleep(0.05)
+            if proc.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.05)
+                continue
+            proc.kill()
+            proc.wait()
+            pytest.fail(
+                f"the test server did not listen on 127.0.0.1:{port}: {log.read_text(errors='replace')}"
+            )
     try:
         yield Served(f"http://127.0.0.1:{port}/mcp", port, proc.pid, log)
     finally:
         proc.terminate()
         try:
-            proc.wait(timeout=15)
+            proc.wait(timeout=60)
         except subprocess.TimeoutExpired:
             proc.kill()
-            proc.wait(timeout=5)
-            raise AssertionError("the server did not stop within 15 s of SIGTERM") from None
+            proc.wait(timeout=60)
+            raise AssertionError("the server did not stop within 60 s of SIGTERM") from None
 
 
 @pytest.fixture(scope="module")
@@ -150,7 +157,7 @@ def stateless(
     return json.dumps(body).encode(), headers
 
 
-def call_2026(url: str, tool: str, timeout: float = 30, **arguments: Any) -> httpx.Response:
+def call_2026(url: str, tool: str, timeout: float = 60, **arguments: Any) -> httpx.Response:
     body, headers = stateless("tools/call", {"name": tool, "arguments": arguments})
     return httpx.post(url, content=body, headers=headers, timeout=timeout)
 
@@ -216,7 +223,7 @@ class EventReader:
     def methods(self) -> list[str]:
         return [m.get("method", "") for m in list(self.messages)]
 
-    def wait_for(self, method: str, seconds: float = 10) -> bool:
+    def wait_for(self, method: str, seconds: float = 60) -> bool:
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline:
             if method in self.methods():
@@ -230,18 +237,18 @@ class EventReader:
 
 def initialize(url: str, version: str = "2025-11-25") -> dict[str, str]:
     """A handshake-era session; the headers its requests carry."""
-    answer = httpx.post(url, json=initialize_request(version), headers={"Accept": ACCEPT}, timeout=10)
+    answer = httpx.post(url, json=initialize_request(version), headers={"Accept": ACCEPT}, timeout=60)
     assert answer.status_code == 200, answer.text
     headers = {"Mcp-Session-Id": answer.headers["mcp-session-id"], "Accept": ACCEPT}
     if version >= "2025-06-18":
         headers["MCP-Protocol-Version"] = version
     httpx.post(
-        url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers, timeout=10
+        url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=headers, timeout=60
     )
     return headers
 
 
-def session_post(url: str, headers: dict[str, str], message: Any, timeout: float = 30) -> httpx.Response:
+def session_post(url: str, headers: dict[str, str], message: Any, timeout: float = 60) -> httpx.Response:
     return httpx.post(url, json=message, headers=headers, timeout=timeout)
 
 
@@ -289,7 +296,7 @@ def test_an_unread_listen_stream_stalls_no_call_and_no_other_listener(served: Se
         assert reader.wait_for("notifications/tools/list_changed")
         before = len(reader.messages)
         call_2026(served.url, "grow", times=1)
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 60
         while len(reader.messages) == before and time.monotonic() < deadline:
             time.sleep(0.02)
         assert len(reader.messages) > before  # still hearing of changes after 30,000 of them
@@ -311,7 +318,7 @@ def test_an_unread_listen_stream_that_overflows_is_ended(tmp_path: Path) -> None
             assert reader.wait_for("notifications/subscriptions/acknowledged")
             answer = call_2026(served.url, "touch", timeout=60, rounds=300, count=64)
             assert answer.status_code == 200  # not held up by the unread stream (else: timeout)
-            deadline = time.monotonic() + 10
+            deadline = time.monotonic() + 60
             while (
                 "closing a subscriptions/listen stream" not in served.log_text()
                 and time.monotonic() < deadline
@@ -322,7 +329,7 @@ def test_an_unread_listen_stream_that_overflows_is_ended(tmp_path: Path) -> None
             assert reader.wait_for("notifications/resources/updated")
             before = len(reader.messages)
             call_2026(served.url, "touch", rounds=1, count=4)
-            deadline = time.monotonic() + 10
+            deadline = time.monotonic() + 60
             while len(reader.messages) == before and time.monotonic() < deadline:
                 time.sleep(0.02)
             assert len(reader.messages) > before
@@ -357,7 +364,7 @@ def test_an_unread_get_stream_stalls_no_session_and_overflows_alone(tmp_path: Pa
             assert reader.wait_for("notifications/tools/list_changed")
             answer = session_post(served.url, b, tool_call(2, "touch", rounds=300, count=64), timeout=60)
             assert answer.status_code == 200
-            deadline = time.monotonic() + 10
+            deadline = time.monotonic() + 60
             while "closing its event stream" not in served.log_text() and time.monotonic() < deadline:
                 time.sleep(0.05)
             assert "closing its event stream" in served.log_text()
@@ -414,7 +421,7 @@ def test_a_request_with_too_many_headers_gets_431(served: Served) -> None:
             b"Accept: application/json, text/event-stream\r\nConnection: close\r\n"
             b"Content-Length: %d\r\n" % len(body)
         )
-        with socket.create_connection(("127.0.0.1", served.port), timeout=10) as sock:
+        with socket.create_connection(("127.0.0.1", served.port), timeout=60) as sock:
             sock.sendall(head + extra + b"\r\n" + body)
             reply = b""
             with contextlib.suppress(OSError):
@@ -451,7 +458,7 @@ def test_pipelined_requests_get_whole_answers_in_order(served: Served) -> None:
         headers = {**headers, "Accept": "application/json"}  # plain JSON answers, no event stream
         lines = ["POST /mcp HTTP/1.1", f"Host: 127.0.0.1:{served.port}", f"Content-Length: {len(body)}"]
         raw += ("\r\n".join(lines + [f"{k}: {v}" for k, v in headers.items()]) + "\r\n\r\n").encode() + body
-    with socket.create_connection(("127.0.0.1", served.port), timeout=10) as sock:
+    with socket.create_connection(("127.0.0.1", served.port), timeout=60) as sock:
         sock.sendall(raw)
         received = read_until(sock, lambda got: got.count(b'"rested"') == 3)
     answers = []
@@ -503,7 +510,7 @@ def test_an_unread_post_stream_holds_its_own_handler_only_and_loses_nothing(serv
         grown = rss_mb(served.pid) - before
         print(f"{era}: the server grew by {grown:.1f} MB")  # the figure SECURITY.md quotes (pytest -s)
         other = initialize(served.url)
-        answer = session_post(served.url, other, tool_call(2, "nap", seconds=0), timeout=10)
+        answer = session_post(served.url, other, tool_call(2, "nap", seconds=0), timeout=60)
         assert answer.status_code == 200 and final(answer)["result"]["content"][0]["text"] == "rested"
         assert grown < 15, f"the server grew by {grown:.1f} MB for a stream nobody reads"
         received = b""
@@ -523,18 +530,18 @@ def test_sessions_are_capped_and_the_open_ones_unaffected(tmp_path: Path) -> Non
     with serve(tmp_path, "--max-sessions", "3") as served:
         sessions = [initialize(served.url) for _ in range(3)]
         refused = httpx.post(
-            served.url, json=initialize_request("2025-11-25", 7), headers={"Accept": ACCEPT}, timeout=10
+            served.url, json=initialize_request("2025-11-25", 7), headers={"Accept": ACCEPT}, timeout=60
         )
         assert refused.status_code == 503 and refused.headers["retry-after"].isdigit()
         assert refused.json()["id"] == 7 and refused.json()["error"]["code"] == -32000
-        sse = httpx.get(f"http://127.0.0.1:{served.port}/sse", timeout=10)
+        sse = httpx.get(f"http://127.0.0.1:{served.port}/sse", timeout=60)
         assert sse.status_code == 503
         for index, headers in enumerate(sessions):
             assert session_post(served.url, headers, tool_call(index, "nap", seconds=0)).status_code == 200
-        assert httpx.delete(served.url, headers=sessions[0], timeout=10).status_code == 200
+        assert httpx.delete(served.url, headers=sessions[0], timeout=60).status_code == 200
         assert (
             httpx.post(
-                served.url, json=initialize_request("2025-11-25", 7), headers={"Accept": ACCEPT}, timeout=10
+                served.url, json=initialize_request("2025-11-25", 7), headers={"Accept": ACCEPT}, timeout=60
             ).status_code
             == 200
         )
@@ -543,7 +550,7 @@ def test_sessions_are_capped_and_the_open_ones_unaffected(tmp_path: Path) -> Non
 def from_address(address: str) -> httpx.Client:
     """An HTTP client whose connections leave from *address* (any of 127.0.0.0/8 reaches the
     server on 127.0.0.1): a second client, as far as the server can tell."""
-    return httpx.Client(transport=httpx.HTTPTransport(local_address=address), timeout=10)
+    return httpx.Client(transport=httpx.HTTPTransport(local_address=address), timeout=60)
 
 
 def test_sessions_per_client_are_capped_and_other_clients_unaffected(tmp_path: Path) -> None:
@@ -551,16 +558,16 @@ def test_sessions_per_client_are_capped_and_other_clients_unaffected(tmp_path: P
     with serve(tmp_path, "--max-sessions-per-client", "2") as served:
         mine = [initialize(served.url) for _ in range(2)]
         refused = httpx.post(
-            served.url, json=initialize_request("2025-11-25", 9), headers={"Accept": ACCEPT}, timeout=10
+            served.url, json=initialize_request("2025-11-25", 9), headers={"Accept": ACCEPT}, timeout=60
         )
         assert refused.status_code == 503 and refused.headers["retry-after"].isdigit()
         assert refused.json()["id"] == 9 and refused.json()["error"]["code"] == -32000
-        assert httpx.get(f"http://127.0.0.1:{served.port}/sse", timeout=10).status_code == 503
+        assert httpx.get(f"http://127.0.0.1:{served.port}/sse", timeout=60).status_code == 503
         with from_address("127.0.0.2") as other:
             theirs = other.post(served.url, json=initialize_request("2025-11-25"), headers={"Accept": ACCEPT})
             assert theirs.status_code == 200 and "mcp-session-id" in theirs.headers
         assert session_post(served.url, mine[1], tool_call(1, "nap", seconds=0)).status_code == 200
-        assert httpx.delete(served.url, headers=mine[0], timeout=10).status_code == 200
+        assert httpx.delete(served.url, headers=mine[0], timeout=60).status_code == 200
         initialize(served.url)  # ending one makes room for one more
 
 
@@ -574,7 +581,7 @@ def test_per_client_limits_count_the_clients_behind_a_trusted_proxy(tmp_path: Pa
         def initialize_for(user: str) -> int:
             headers = {"Accept": ACCEPT, "X-Forwarded-For": user}
             answer = httpx.post(
-                served.url, json=initialize_request("2025-11-25"), headers=headers, timeout=10
+                served.url, json=initialize_request("2025-11-25"), headers=headers, timeout=60
             )
             return answer.status_code
 
@@ -609,9 +616,9 @@ def test_requests_in_flight_per_session_are_capped_without_deadlock(tmp_path: Pa
         def nap(index: int) -> Any:
             # Streamed, to see the nap begin (its progress): the third request must come while both
             # run, not race them to the cap (then a nap is the one refused).
-            call = tool_call(index + 1, "nap", seconds=3)
+            call = tool_call(index + 1, "nap", seconds=15)  # long past the third's refusal, however slow
             call["params"]["_meta"] = {"progressToken": f"nap-{index}"}
-            with httpx.stream("POST", served.url, json=call, headers=headers, timeout=30) as stream:
+            with httpx.stream("POST", served.url, json=call, headers=headers, timeout=60) as stream:
                 for line in stream.iter_lines():
                     message = json.loads(line[6:]) if line.startswith("data: {") else {}
                     if message.get("method") == "notifications/progress":
@@ -622,15 +629,15 @@ def test_requests_in_flight_per_session_are_capped_without_deadlock(tmp_path: Pa
 
         with ThreadPoolExecutor(2) as pool:
             naps = [pool.submit(nap, index) for index in (0, 1)]
-            assert all(event.wait(10) for event in begun), [f.result() for f in naps if f.done()]
-            extra = session_post(served.url, headers, tool_call(3, "nap", seconds=0), timeout=5)
+            assert all(event.wait(60) for event in begun), [f.result() for f in naps if f.done()]
+            extra = session_post(served.url, headers, tool_call(3, "nap", seconds=0), timeout=60)
             # Refused at once: while the two requests at the cap still run (not queued behind them).
             assert final(extra)["error"]["code"] == -32000 and not any(f.done() for f in naps)
             assert all(f.result()["result"]["content"][0]["text"] == "rested" for f in naps)
         # At the cap, a tool that asks the client (ping) still gets its answer.
         limited = initialize(served.url)
         with httpx.stream(
-            "POST", served.url, json=tool_call(9, "ask"), headers=limited, timeout=10
+            "POST", served.url, json=tool_call(9, "ask"), headers=limited, timeout=60
         ) as stream:
             seen: list[dict[str, Any]] = []
             for line in stream.iter_lines():
@@ -660,7 +667,7 @@ def test_a_batch_past_the_in_flight_cap_is_answered_member_by_member(tmp_path: P
         def long_nap() -> Any:
             call = tool_call("long", "nap", seconds=3)
             call["params"]["_meta"] = {"progressToken": "long"}
-            with httpx.stream("POST", served.url, json=call, headers=headers, timeout=30) as stream:
+            with httpx.stream("POST", served.url, json=call, headers=headers, timeout=60) as stream:
                 for line in stream.iter_lines():
                     message = json.loads(line[6:]) if line.startswith("data: {") else {}
                     if message.get("method") == "notifications/progress":
@@ -714,7 +721,7 @@ def test_a_post_that_is_not_json_gets_415_in_every_era(served: Served) -> None:
     message = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
     typed = {**session, "Content-Type": "text/plain"}
     assert httpx.post(served.url, content=message, headers=typed).status_code == 415
-    with httpx.stream("GET", f"http://127.0.0.1:{served.port}/sse", timeout=10) as sse:
+    with httpx.stream("GET", f"http://127.0.0.1:{served.port}/sse", timeout=60) as sse:
         endpoint = next(line[6:] for line in sse.iter_lines() if line.startswith("data: "))
         posted = httpx.post(f"http://127.0.0.1:{served.port}{endpoint}", content=message,
                             headers={"Content-Type": "text/plain"})  # fmt: skip
@@ -736,12 +743,14 @@ def test_stalled_connections_time_out(tmp_path: Path) -> None:
         half_body.sendall(("".join(head) + "\r\n").encode() + body[:10])
         idle = socket.create_connection(("127.0.0.1", served.port))
         idle.sendall(("".join(head) + "\r\n").encode() + body)
+        # Each must end by its setting, not by the default (keep-alive 5 s, header 10 s, body 30 s):
+        # each bound lies below that default, leaving a busy machine as much room as it can.
         started = time.monotonic()
-        for sock in (silent, half_head, idle):
-            assert wait_closed(sock, 5)
-        half_body.settimeout(5)
+        assert wait_closed(idle, 4.5)
+        for sock in (silent, half_head):
+            assert wait_closed(sock, 9.5 - (time.monotonic() - started))
+        half_body.settimeout(25)
         assert half_body.recv(1024).startswith(b"HTTP/1.1 408")
-        assert time.monotonic() - started < 5
         for sock in (silent, half_head, half_body, idle):
             sock.close()
         assert call_2026(served.url, "nap", seconds=0).status_code == 200
@@ -779,7 +788,7 @@ def test_an_out_of_range_port_is_a_clear_cli_error(tmp_path: Path) -> None:
     script = tmp_path / "server.py"
     script.write_text(SERVER)
     done = subprocess.run([sys.executable, "-m", "mcpkit", "run", str(script), "--transport", "http", "--port", "80000"],
-                          capture_output=True, text=True, timeout=30)  # fmt: skip
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
     assert done.returncode == 2 and "port 80000 is out of range (1-65535)" in done.stderr
     assert "Traceback" not in done.stderr
 
@@ -819,7 +828,7 @@ def test_cancellation_racing_completion_answers_cleanly(served: Served) -> None:
                 "params": {"requestId": 1000 + index},
             }
             assert session_post(served.url, headers, cancel).status_code == 202
-            answer = call.result(timeout=10)
+            answer = call.result(timeout=60)
             assert answer.status_code in (200, 202), answer.status_code
             assert answer.text.count(f'"id":{1000 + index}') <= 1
             if answer.headers.get("content-type") == "application/json" and answer.status_code == 200:
@@ -830,17 +839,16 @@ def test_cancellation_racing_completion_answers_cleanly(served: Served) -> None:
 
 
 def test_2025_03_26_batch_members_log_report_progress_run_concurrently_and_cancel(served: Served) -> None:
-    """Issue 12 #5: members that log and report progress work, run at once (two 1.5 s naps
-    finish well before the 3 s they would take one after the other), and can be cancelled."""
+    """Issue 12 #5: members that log and report progress work, run at once, and can be cancelled.
+    At once: the second member starts (and is answered) while the first still naps for 30 s, which
+    members run one after the other could not do, however fast or slow the machine."""
     headers = initialize(served.url, "2025-03-26")
     level = {"jsonrpc": "2.0", "id": 1, "method": "logging/setLevel", "params": {"level": "info"}}
     assert session_post(served.url, headers, level).status_code == 200
     batch = [tool_call(2, "nap", seconds=1.5), tool_call(3, "nap", seconds=1.5)]
     batch[0]["params"]["_meta"] = {"progressToken": "p2"}
-    started = time.monotonic()
     answer = session_post(served.url, headers, batch)
-    elapsed = time.monotonic() - started
-    assert answer.status_code == 200 and elapsed < 2.9, elapsed
+    assert answer.status_code == 200
     messages = [json.loads(line[6:]) for line in answer.text.splitlines() if line.startswith("data: ")]
     if answer.headers["content-type"] == "application/json":
         messages = [answer.json()]
@@ -855,7 +863,8 @@ def test_2025_03_26_batch_members_log_report_progress_run_concurrently_and_cance
     batch = [tool_call(4, "nap", seconds=30), tool_call(5, "nap", seconds=0.2)]
     seen: list[Any] = []
     started = time.monotonic()
-    with httpx.stream("POST", served.url, json=batch, headers=headers, timeout=10) as stream:
+    # Each read waits less than member 4's nap: run after it, member 5 would never be seen starting.
+    with httpx.stream("POST", served.url, json=batch, headers=headers, timeout=25) as stream:
         assert stream.headers["content-type"].startswith("text/event-stream")
         lines = stream.iter_lines()
         while sum(1 for m in seen if isinstance(m, dict) and m.get("method") == "notifications/message") < 2:
@@ -865,7 +874,7 @@ def test_2025_03_26_batch_members_log_report_progress_run_concurrently_and_cance
         cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 4}}
         assert session_post(served.url, headers, cancel).status_code == 202
         seen += [json.loads(line[6:]) for line in lines if line.startswith("data: ") and line[6:]]
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 25  # not after member 4's 30 s nap
     final = next(m for m in seen if isinstance(m, list))
     assert [a["id"] for a in final] == [5]
 
@@ -879,7 +888,7 @@ def test_a_2026_client_going_away_racing_completion_is_clean(served: Served) -> 
         )
         head = f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{served.port}\r\nContent-Length: {len(body)}\r\n"
         head += "".join(f"{k}: {v}\r\n" for k, v in headers.items()) + "\r\n"
-        with socket.create_connection(("127.0.0.1", served.port), timeout=5) as sock:
+        with socket.create_connection(("127.0.0.1", served.port), timeout=60) as sock:
             sock.sendall(head.encode() + body)
             time.sleep((index % 7) / 1000)
     answer = call_2026(served.url, "nap", seconds=0)
@@ -891,7 +900,7 @@ def test_http_sse_cancellation_racing_completion_is_clean(served: Served) -> Non
     """The HTTP+SSE form: notifications/cancelled POSTed just before, at or just after the end of the
     call (30 races). Each request gets one answer or none on the stream, and the stream goes on."""
     base = served.url.rsplit("/", 1)[0]
-    with httpx.Client(timeout=10) as client, client.stream("GET", f"{base}/sse") as stream:
+    with httpx.Client(timeout=60) as client, client.stream("GET", f"{base}/sse") as stream:
         lines = stream.iter_lines()
         endpoint = next(line[6:] for line in lines if line.startswith("data: "))
         post = f"{base}{endpoint}"
