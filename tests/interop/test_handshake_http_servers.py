@@ -28,7 +28,7 @@ from .venvs import ensure_venv
 pytestmark = [pytest.mark.e2e, pytest.mark.interop]
 
 EVERYTHING = Path(__file__).parent / "everything"
-PROBE_TIMEOUT = 30.0
+PROBE_TIMEOUT = 120.0
 #: Connecting may take at most this share of PROBE_TIMEOUT: far above a real connect (tens of
 #: milliseconds, a few seconds on a loaded machine), far below a stalled one (PROBE_TIMEOUT and more).
 STALL_SHARE = 0.5
