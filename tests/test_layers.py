@@ -53,7 +53,11 @@ LAYERS: Final[list[tuple[float, str, tuple[str, ...]]]] = [
             "transports.base",
         ),
     ),
-    (1, "runtime", ("session", "context", "tasks", "task_records", "kernel", "extension", "auth", "auth.*")),
+    (
+        1,
+        "runtime",
+        ("session", "context", "tasks", "task_records", "kernel", "listeners", "extension", "auth", "auth.*"),
+    ),
     (2, "transports", ("transports", "transports.*")),
     (2.5, "extensions", ("skills", "skills.*")),
     (3, "APIs", ("lowlevel", "server", "server.*", "client", "client.*")),
