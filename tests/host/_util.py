@@ -39,7 +39,7 @@ def audit_lines(tmp_path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 
 
-def run(main: Coroutine[Any, Any, T], seconds: float = 60) -> T:
+def run(main: Coroutine[Any, Any, T], seconds: float = 120) -> T:
     """Run *main* with an upper bound, so a hang fails the test instead of the run."""
     return asyncio.run(asyncio.wait_for(main, seconds))
 

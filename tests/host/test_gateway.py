@@ -201,7 +201,7 @@ def test_official_sdk_client_through_the_gateway(tmp_path: Path) -> None:
         proc = subprocess.run(
             [sys.executable, str(client), "--mode", mode, "--call", "sdk__shout", '{"text": "hi"}',
              "--call", "weather__get_weather", '{"location": "Kyiv"}', "--", *gateway(path)],
-            capture_output=True, text=True, timeout=60, check=False,
+            capture_output=True, text=True, timeout=180, check=False,
         )  # fmt: skip
         out = json.loads(proc.stdout)
         assert "error" not in out, out
@@ -296,7 +296,7 @@ def test_official_sdk_clients_of_other_transports_and_versions(tmp_path: Path) -
     )
     stdio = subprocess.run(
         [str(mcp1), str(peers / "official_client.py"), "--call", "get_weather", '{"location": "Oslo"}', "--", *gateway(path)],
-        capture_output=True, text=True, timeout=60, check=False,
+        capture_output=True, text=True, timeout=180, check=False,
     )  # fmt: skip
     out = json.loads(stdio.stdout)
     assert "error" not in out, out
@@ -308,7 +308,7 @@ def test_official_sdk_clients_of_other_transports_and_versions(tmp_path: Path) -
         for python, args in ((mcp1, [url]), (sys.executable, ["--sse", f"{base}/sse"])):
             proc = subprocess.run(
                 [str(python), str(peers / "official_http_client.py"), *args],
-                capture_output=True, text=True, timeout=60, check=False,
+                capture_output=True, text=True, timeout=180, check=False,
             )  # fmt: skip
             assert proc.returncode == 0, proc.stderr[-2000:]
             lines = proc.stdout.splitlines()
@@ -316,7 +316,7 @@ def test_official_sdk_clients_of_other_transports_and_versions(tmp_path: Path) -
         # and 2.3.0's own client over Streamable HTTP, in 2026-07-28
         modern = subprocess.run(
             [sys.executable, str(peers / "official_client.py"), "--call", "get_weather", '{"location": "Oslo"}', "--", url],
-            capture_output=True, text=True, timeout=60, check=False,
+            capture_output=True, text=True, timeout=180, check=False,
         )  # fmt: skip
         out = json.loads(modern.stdout)
         assert out["protocolVersion"] == "2026-07-28", out

@@ -266,14 +266,15 @@ def test_slow_server_does_not_hold_up_the_others(tmp_path: Path) -> None:
 
 
 def test_per_server_timeout_and_concurrency_limit(tmp_path: Path) -> None:
-    servers = {"slow": toolbox(timeout=1.5), "box": toolbox(timeout=4, maxConcurrency=1), "free": toolbox()}
+    servers = {"slow": toolbox(timeout=1.5), "box": toolbox(timeout=10, maxConcurrency=1), "free": toolbox()}
 
     async def main() -> None:
         async with Host(config(servers, tmp_path)) as host:
             # past the server's timeout: the request is cancelled and the call fails, saying so
             with pytest.raises(MCPError, match=r"no answer to request \d+ within 1.5 s"):
                 await host.call_tool("slow__wait", {"seconds": 30})
-            # one call at a time: a second waits for the slot (at most the timeout)...
+            # one call at a time: a second waits for the slot (at most the timeout, 10 s: far more than
+            # the first's 0.5 s call takes even on a busy machine)...
             first = asyncio.ensure_future(host.call_tool("box__wait", {"seconds": 0.5}))
             await asyncio.sleep(0)  # the first takes the slot: it does not wait for anything before
             second = await host.call_tool("box__wait", {"seconds": 0})
@@ -282,7 +283,7 @@ def test_per_server_timeout_and_concurrency_limit(tmp_path: Path) -> None:
             # ...and is refused once it has waited that long
             blocker = asyncio.ensure_future(host.call_tool("box__wait", {"seconds": 30}, timeout=60))
             await asyncio.sleep(0)
-            with pytest.raises(Unavailable, match="server 'box' is busy: 1 calls in flight for 4"):
+            with pytest.raises(Unavailable, match="server 'box' is busy: 1 calls in flight for 10"):
                 await host.call_tool("box__echo", {"text": "x"})
             blocker.cancel()
             with contextlib.suppress(asyncio.CancelledError):
