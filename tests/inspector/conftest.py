@@ -35,7 +35,7 @@ CHROMIUM_ARGS = [
 #: Generous: a loaded 2-core machine starts Python processes slowly.
 STARTUP_SECONDS = 90.0
 #: How long the page may take to show what a test waits for.
-WAIT_MS = 30_000
+WAIT_MS = 60_000
 VIEWPORT: Final = {"width": 1280, "height": 800}
 
 
@@ -90,7 +90,7 @@ def start_dev(
 def stop(inspector: Inspector) -> None:
     inspector.process.terminate()
     try:
-        inspector.process.wait(timeout=15)
+        inspector.process.wait(timeout=60)
     except subprocess.TimeoutExpired:
         inspector.process.kill()
         inspector.process.wait()
