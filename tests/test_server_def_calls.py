@@ -28,7 +28,7 @@ STATELESS = "2026-07-28"
 
 
 def run(coro: Any) -> Any:
-    return asyncio.run(asyncio.wait_for(coro, 10))
+    return asyncio.run(asyncio.wait_for(coro, 60))  # a hang bound: threads start slowly on a busy machine
 
 
 class NowaitTransport(MemoryTransport):
@@ -73,9 +73,21 @@ class ThreadSendTransport(NowaitTransport):
         return True
 
 
-def make_server(**options: Any) -> tuple[Server, threading.Event]:
+class Gate(threading.Event):
+    """What the ``wait`` tool blocks on; ``entered`` is set once a call of it runs on its thread."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.entered = threading.Event()
+
+    async def running(self) -> None:
+        """Wait (generously: a busy machine starts threads slowly) until ``wait`` runs."""
+        assert await asyncio.to_thread(self.entered.wait, 30), "the wait tool never ran"
+
+
+def make_server(**options: Any) -> tuple[Server, Gate]:
     server = Server("defs", "1.0", **options)
-    gate = threading.Event()
+    gate = Gate()
 
     @server.tool
     def echo(text: str) -> str:
@@ -111,7 +123,8 @@ def make_server(**options: Any) -> tuple[Server, threading.Event]:
 
     @server.tool
     def wait() -> str:
-        gate.wait(5)
+        gate.entered.set()
+        gate.wait(30)
         return "late"
 
     @server.tool(timeout=5)
@@ -323,7 +336,7 @@ def test_a_lone_def_call_is_answered_from_its_worker_thread_and_only_once() -> N
         assert len(transport.sent_from) == 2
         # With another call running, answers are the loop's (they go out together from there).
         waiting = asyncio.ensure_future(outcome(client, "wait", {}))
-        await asyncio.sleep(0.05)
+        await gate.running()
         assert (await outcome(client, "echo", {"text": "c"}))["content"][0]["text"] == "c"
         (answer_c,) = [
             m for m in transport.sent if m.get("result", {}).get("content", [{}])[0].get("text") == "c"
@@ -425,7 +438,7 @@ def test_a_cancelled_call_is_never_answered_and_serving_goes_on() -> None:
         server, gate = make_server()
         client, transport, _ = await open_session(server)
         future = await client.send_request(99, "tools/call", {"name": "wait"})
-        await asyncio.sleep(0.05)  # the job is running on its thread
+        await gate.running()
         await client.cancel(99, "changed my mind")
         await asyncio.sleep(0.05)
         gate.set()
@@ -444,8 +457,9 @@ def test_a_cancelled_async_call_is_cancelled_where_it_awaits_and_never_answered(
 
         @server.tool
         async def linger() -> str:
+            stopped.append("awaiting")
             try:
-                await asyncio.sleep(5)
+                await asyncio.sleep(30)
             except asyncio.CancelledError:
                 stopped.append("cancelled")
                 raise
@@ -453,11 +467,13 @@ def test_a_cancelled_async_call_is_cancelled_where_it_awaits_and_never_answered(
 
         client, transport, _ = await open_session(server)
         future = await client.send_request(98, "tools/call", {"name": "linger"})
-        await asyncio.sleep(0.05)  # the tool is awaiting
+        async with asyncio.timeout(30):  # the tool is awaiting (not a nap: a busy machine is slow)
+            while not stopped:  # noqa: ASYNC110 (the tool's first step says so)
+                await asyncio.sleep(0.01)
         await client.cancel(98, "changed my mind")
         assert (await outcome(client, "aecho", {"text": "after"}))["content"][0]["text"] == "after"
         await asyncio.sleep(0.05)
-        assert stopped == ["cancelled"]
+        assert stopped == ["awaiting", "cancelled"]
         assert not future.done()
         assert all(message.get("id") != 98 for message in transport.sent)
 
@@ -469,9 +485,9 @@ def test_a_call_running_when_the_client_goes_away_is_cancelled_after_the_grace()
         server, gate = make_server()
         client, transport, serving = await open_session(server)
         await client.send_request(7, "tools/call", {"name": "wait"})
-        await asyncio.sleep(0.05)
+        await gate.running()
         await client.transport.aclose()
-        await asyncio.wait_for(serving, 5)  # drain_seconds=0.2, then the call is cancelled
+        await asyncio.wait_for(serving, 30)  # drain_seconds=0.2, then the call is cancelled
         gate.set()
         assert all(message.get("id") != 7 for message in transport.sent)
 

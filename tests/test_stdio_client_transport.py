@@ -47,7 +47,10 @@ def test_answers_are_taken_as_they_arrive_but_never_ahead_of_what_came_before() 
 
         async def on_notification(note: jsonrpc.Notification) -> None:
             order.append("notification starts")
-            await asyncio.sleep(0.3)  # a slow handler: answers 2 and 3 must wait for it
+            # A slow handler: answers 2 and 3 must wait for it. Slow enough that answer 3 (written
+            # 0.1 s after the chunk that carried the notification) arrives while it runs, however
+            # late a busy machine lets the child write it.
+            await asyncio.sleep(2.0)
             order.append("notification ends")
 
         peer = Peer(transport, on_notification=on_notification)
@@ -66,7 +69,7 @@ def test_answers_are_taken_as_they_arrive_but_never_ahead_of_what_came_before() 
         futures = [await peer.send_request(n, "ping", None) for n in (1, 2, 3, 4)]
         for n, future in enumerate(futures, 1):
             future.add_done_callback(functools.partial(lambda n, _: order.append(f"answer {n}"), n))
-        results: list[Any] = await asyncio.wait_for(asyncio.gather(*futures), 10)
+        results: list[Any] = await asyncio.wait_for(asyncio.gather(*futures), 120)
         assert results == [{"n": 1}, {"n": 2}, {"n": 3}, {"n": 4}]
         skipped = transport.skipped
         await transport.aclose()
@@ -115,7 +118,7 @@ def test_lone_answers_are_all_taken_on_arrival() -> None:
         peer.take = take  # type: ignore[method-assign]  # what run() hands the transport
         reader = asyncio.ensure_future(peer.run())
         for _ in range(20):
-            assert await asyncio.wait_for(peer.request("ping"), 10) == {}
+            assert await asyncio.wait_for(peer.request("ping"), 60) == {}
         await transport.aclose()
         await reader
         return taken
@@ -218,11 +221,11 @@ def test_the_server_takes_a_lone_request_at_once_but_never_ahead_of_a_notificati
         }
         call = {"name": "seen", "arguments": {}}
         process.stdin.write(_line({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": initialize}))
-        answers = [json.loads(await asyncio.wait_for(process.stdout.readline(), 10))]
+        answers = [json.loads(await asyncio.wait_for(process.stdout.readline(), 120))]
         process.stdin.write(_line({"jsonrpc": "2.0", "method": "notifications/initialized"}))
         # A lone request: taken as it arrives, the handler has heard nothing yet.
         process.stdin.write(_line({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call}))
-        answers.append(json.loads(await asyncio.wait_for(process.stdout.readline(), 10)))
+        answers.append(json.loads(await asyncio.wait_for(process.stdout.readline(), 120)))
         # The notification and a request behind it in one chunk; then, while the slow handler still
         # runs, another request on its own: both wait for the handler, in order.
         process.stdin.write(
@@ -233,9 +236,9 @@ def test_the_server_takes_a_lone_request_at_once_but_never_ahead_of_a_notificati
         await asyncio.sleep(0.1)
         process.stdin.write(_line({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": call}))
         for _ in range(2):
-            answers.append(json.loads(await asyncio.wait_for(process.stdout.readline(), 10)))
+            answers.append(json.loads(await asyncio.wait_for(process.stdout.readline(), 120)))
         process.stdin.close()
-        await asyncio.wait_for(process.wait(), 10)
+        await asyncio.wait_for(process.wait(), 60)
         return answers
 
     answers = asyncio.run(main())

@@ -222,14 +222,14 @@ async def remember() -> str:
 def answered_while_held(release: str) -> str:
     held = threading.Event()
 
-    def hold() -> None:  # the loop's thread: held until the client has the answer (or 20 s)
+    def hold() -> None:  # the loop's thread: held until the client has the answer (or 120 s)
         held.set()
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + 120
         while not os.path.exists(release) and time.monotonic() < deadline:
             time.sleep(0.01)
 
     loops[0].call_soon_threadsafe(hold)
-    held.wait(20)
+    held.wait(120)
     return "from the worker"
 
 server.run()
@@ -238,7 +238,8 @@ server.run()
 
 def test_a_lone_def_call_is_answered_while_the_loops_thread_is_held(tmp_path: Path) -> None:
     # Its worker thread writes the answer: the loop's thread, held in a callback until the client
-    # has it, never gets to. Were the loop to send it, the client would wait the hold's 20 s.
+    # has it, never gets to. Were the loop to send it, the client would wait the hold's 120 s (and
+    # gives up after 60).
     script = tmp_path / "held.py"
     script.write_text(HELD_LOOP_SERVER)
     release = tmp_path / "release"
@@ -264,20 +265,20 @@ def test_a_lone_def_call_is_answered_while_the_loops_thread_is_held(tmp_path: Pa
             process.stdin.write(
                 line({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": initialize})
             )
-            answers = [json.loads(await asyncio.wait_for(process.stdout.readline(), 10))]
+            answers = [json.loads(await asyncio.wait_for(process.stdout.readline(), 120))]
             process.stdin.write(line({"jsonrpc": "2.0", "method": "notifications/initialized"}))
             process.stdin.write(call(2, "remember", {}))
-            answers.append(json.loads(await asyncio.wait_for(process.stdout.readline(), 10)))
+            answers.append(json.loads(await asyncio.wait_for(process.stdout.readline(), 120)))
             process.stdin.write(call(3, "answered_while_held", {"release": str(release)}))
-            answers.append(json.loads(await asyncio.wait_for(process.stdout.readline(), 10)))
+            answers.append(json.loads(await asyncio.wait_for(process.stdout.readline(), 60)))
             release.touch()
             # The loop goes on, and knows request 3 is done: id 3 is free again.
             process.stdin.write(call(3, "remember", {}))
-            answers.append(json.loads(await asyncio.wait_for(process.stdout.readline(), 10)))
+            answers.append(json.loads(await asyncio.wait_for(process.stdout.readline(), 120)))
         finally:
             release.touch()
             process.stdin.close()
-            await asyncio.wait_for(process.wait(), 10)
+            await asyncio.wait_for(process.wait(), 60)
         return answers
 
     answers = asyncio.run(main())
