@@ -44,7 +44,7 @@ def url(issuer: TestIssuer) -> Iterator[str]:
 def browse(url: str) -> None:
     """What the user's browser does: open the page (the issuer approves at once) and follow the
     redirect to the loopback listener."""
-    landed = httpx.get(url, follow_redirects=True, timeout=10)
+    landed = httpx.get(url, follow_redirects=True, timeout=60)
     assert landed.status_code == 200 and "Authorization complete" in landed.text, landed.text
 
 
@@ -114,14 +114,14 @@ def test_a_launched_browser_and_a_step_up_for_a_tools_scope(
     fake.write_text(
         "import sys, time, httpx\n"
         "if 'notes%3Awrite' in sys.argv[1]:\n"
-        "    time.sleep(5)  # reading the consent page\n"
-        "landed = httpx.get(sys.argv[1], follow_redirects=True, timeout=10)\n"
+        "    time.sleep(20)  # reading the consent page: longer than --timeout\n"
+        "landed = httpx.get(sys.argv[1], follow_redirects=True, timeout=60)\n"
         "sys.exit(0 if landed.status_code == 200 else 1)\n"
     )
     env = {"BROWSER": f"{sys.executable} {fake} %s"}
     before = list(issuer.issued)
     done, opened = run_as_user(
-        "call", url, "add_note", "text=from the CLI", "--auth", "--auth-token-store", "memory", "--timeout", "3",
+        "call", url, "add_note", "text=from the CLI", "--auth", "--auth-token-store", "memory", "--timeout", "15",
         env=env,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr

@@ -105,11 +105,11 @@ def test_a_url_request_shows_the_url_and_asks_when_done(toolbox: str, revision: 
 def test_the_timeout_stands_still_while_the_user_types() -> None:
     """In the handshake era the call stays pending while the form is open: a person who thinks for
     longer than --timeout must not see it time out."""
-    # 4 s: enough for the server to start on a loaded machine, well under the pause below.
-    child = _spawn("call", TRAVEL, "plan_trip", "destination=Rome", "--timeout", "4",
+    # 15 s: enough for the server to start on a busy machine, well under the pause below.
+    child = _spawn("call", TRAVEL, "plan_trip", "destination=Rome", "--timeout", "15",
                    "--protocol-version", "2025-11-25", "--sampling-command", ECHO_IDEA)  # fmt: skip
     child.expect_exact("Answer? [Y/n] ")
-    time.sleep(7)  # thinking for longer than the timeout, on purpose
+    time.sleep(20)  # thinking for longer than the timeout, on purpose
     child.sendline("")
     for _ in range(2):
         child.expect(r"\]: ")
