@@ -116,7 +116,7 @@ def http_server(command: list[str], port: int, startup_seconds: float) -> Iterat
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
         proc.terminate()
-        proc.wait(timeout=10)
+        proc.wait(timeout=60)
 
 
 def node_project(folder: Path, entry: str) -> tuple[str, str]:

@@ -784,7 +784,11 @@ def test_a_lone_request_whose_stream_is_dropped_is_cancelled_or_goes_on_as_its_r
         for version, outcome in (("2024-11-05", "cancelled"), ("2025-11-25", "finished")):
             session = await open_session(app, version)
             exchange = Exchange(app, call(1, "long"), mcp_session_id=session)
-            await until(lambda sent=exchange.sent: any(b"started" in e.get("body", b"") for e in sent))
+
+            def started(sent: list[dict[str, Any]] = exchange.sent) -> bool:
+                return any(b"started" in e.get("body", b"") for e in sent)
+
+            await until(started)
             exchange.disconnect()
             # What the disconnect sets off takes a few turns of the loop and no timer: turns, not a
             # nap (a nap can end before them on a busy machine, and the tool would finish first).

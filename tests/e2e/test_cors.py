@@ -32,7 +32,7 @@ def mcp_server(*flags: str) -> Iterator[str]:
 def test_no_cors_by_default_the_preflight_is_refused() -> None:
     with mcp_server() as url:
         answer = httpx.options(
-            url, headers={"Origin": PAGE_ORIGIN, "Access-Control-Request-Method": "POST"}, timeout=10
+            url, headers={"Origin": PAGE_ORIGIN, "Access-Control-Request-Method": "POST"}, timeout=60
         )
         assert answer.status_code == 405 and "access-control-allow-origin" not in answer.headers
 
@@ -47,7 +47,7 @@ def test_preflight_and_answers_carry_the_cors_headers() -> None:
                 "Access-Control-Request-Headers": "content-type, mcp-protocol-version, mcp-session-id, "
                 "mcp-method, mcp-name, mcp-param-region, authorization",
             },
-            timeout=10,
+            timeout=60,
         )
         assert preflight.status_code == 204
         assert preflight.headers["access-control-allow-origin"] == PAGE_ORIGIN
@@ -60,7 +60,7 @@ def test_preflight_and_answers_carry_the_cors_headers() -> None:
                 "Access-Control-Request-Method": "POST",
                 "Access-Control-Request-Headers": "x-something-else",
             },
-            timeout=10,
+            timeout=60,
         )
         assert refused.status_code == 403
         init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
@@ -70,14 +70,14 @@ def test_preflight_and_answers_carry_the_cors_headers() -> None:
             url,
             json=init,
             headers={"Origin": PAGE_ORIGIN, "Accept": "application/json, text/event-stream"},
-            timeout=10,
+            timeout=60,
         )
         assert answer.status_code == 200
         assert answer.headers["access-control-allow-origin"] == PAGE_ORIGIN
         assert "Mcp-Session-Id" in answer.headers["access-control-expose-headers"]
         assert answer.headers["vary"] == "Origin"
         # Another origin is still refused outright (the Origin check is not relaxed for it).
-        other = httpx.post(url, json=init, headers={"Origin": "https://evil.example"}, timeout=10)
+        other = httpx.post(url, json=init, headers={"Origin": "https://evil.example"}, timeout=60)
         assert other.status_code == 403 and "access-control-allow-origin" not in other.headers
 
 

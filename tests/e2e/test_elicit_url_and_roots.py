@@ -86,7 +86,7 @@ def server(tmp_path: Path) -> list[str]:
 
 
 def run(coro: Any) -> Any:
-    return asyncio.run(asyncio.wait_for(coro, 30))
+    return asyncio.run(asyncio.wait_for(coro, 120))
 
 
 def text(result: Any) -> str:
@@ -165,7 +165,7 @@ def test_the_completion_notification_names_the_elicitation(server: list[str]) ->
             server, protocol_version="2025-11-25", elicitation=user, on_notification=on_notification
         ) as client:
             assert text(await client.call_tool("link_and_report", {"service": "jira"})) == "accept"
-            await asyncio.wait_for(completed.wait(), 10)
+            await asyncio.wait_for(completed.wait(), 60)
         (asked,) = user.asked
         assert asked["elicitationId"] == "link-jira"
         assert asked["url"] == "https://auth.example.com/link?elicitationId=link-jira"
@@ -208,7 +208,7 @@ def test_a_client_without_url_mode_gets_a_clear_error_not_a_hang(
 
     async def main() -> None:
         async with Client(
-            server, protocol_version=version, elicitation=user, capabilities=capabilities, timeout=10
+            server, protocol_version=version, elicitation=user, capabilities=capabilities, timeout=60
         ) as client:
             with pytest.raises(MissingClientCapability) as info:
                 await client.call_tool("link", {"service": "github"})
@@ -227,7 +227,7 @@ def test_url_mode_before_it_existed_is_method_not_found(server: list[str], versi
     user = User()
 
     async def main() -> None:
-        async with Client(server, protocol_version=version, elicitation=user, timeout=10) as client:
+        async with Client(server, protocol_version=version, elicitation=user, timeout=60) as client:
             with pytest.raises(
                 MethodNotFound, match=f"URL elicitation does not exist in protocol revision {version}"
             ):
@@ -310,7 +310,7 @@ def test_roots_changed_sends_nothing_in_2026_07_28(server: list[str]) -> None:
 @pytest.mark.parametrize("version", ERAS)
 def test_a_client_without_roots_gets_a_clear_error_not_a_hang(server: list[str], version: str) -> None:
     async def main() -> None:
-        async with Client(server, protocol_version=version, timeout=10) as client:
+        async with Client(server, protocol_version=version, timeout=60) as client:
             with pytest.raises(MissingClientCapability) as info:
                 await client.call_tool("roots")
             assert info.value.code == -32021

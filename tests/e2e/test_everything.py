@@ -25,7 +25,7 @@ ERAS = ["2025-11-25", "2026-07-28"]
 
 
 def run(coro: Any) -> Any:
-    return asyncio.run(asyncio.wait_for(coro, 30))
+    return asyncio.run(asyncio.wait_for(coro, 120))
 
 
 class Host:
@@ -87,7 +87,11 @@ def test_a_multi_round_answer_names_its_questions() -> None:
         "params": {"name": "test_input_required_result_multiple_inputs", "_meta": meta},
     }
     done = subprocess.run(
-        mcpkit_run("everything.py"), input=json.dumps(call) + "\n", capture_output=True, text=True, timeout=30
+        mcpkit_run("everything.py"),
+        input=json.dumps(call) + "\n",
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     first = json.loads(done.stdout.splitlines()[0])["result"]
     assert first["resultType"] == "input_required"

@@ -173,7 +173,7 @@ def test_client_vanishing_mid_stream_ends_the_server_cleanly() -> None:
         assert json.loads(proc.stdout.readline())["method"] == "notifications/progress"
     proc.stdout.close()  # gone: nothing reads our stdout any more, and stdin ends
     proc.stdin.close()
-    assert proc.wait(timeout=10) == 0
+    assert proc.wait(timeout=60) == 0
     stderr = proc.stderr.read().decode()
     proc.stderr.close()
     assert "Traceback" not in stderr, stderr
@@ -208,7 +208,7 @@ def test_never_reading_client_back_pressures_the_server_and_loses_nothing() -> N
         assert seen == count and message["result"]["content"][0]["text"] == f"sent {count}"
     finally:
         proc.stdin.close()
-        proc.wait(timeout=10)
+        proc.wait(timeout=60)
         proc.stdout.close()
 
 

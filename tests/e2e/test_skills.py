@@ -71,7 +71,7 @@ def test_a_client_lists_loads_and_browses_skills(tmp_path: Path, version: str) -
                 await client.get_skill("skill://release-notes/missing/SKILL.md")
             assert await client.get_skill(notes.uri) == notes
 
-    asyncio.run(asyncio.wait_for(main(), 30))
+    asyncio.run(asyncio.wait_for(main(), 120))
 
 
 @pytest.mark.parametrize("version", ERAS)
@@ -85,4 +85,4 @@ def test_a_tampered_skill_is_not_loaded(tmp_path: Path, version: str) -> None:
             # Supporting files were not changed: they still pass.
             await client.read_skill_file(skills[0], "checklists/security.md")
 
-    asyncio.run(asyncio.wait_for(main(), 30))
+    asyncio.run(asyncio.wait_for(main(), 120))

@@ -216,7 +216,7 @@ def test_oversize_line_is_refused_and_serving_continues() -> None:
 
 def test_stdin_eof_ends_the_server_promptly() -> None:
     proc = subprocess.Popen(mcpkit_run("weather.py"), stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-    out, _ = proc.communicate(b"", timeout=10)
+    out, _ = proc.communicate(b"", timeout=120)  # start-up included: generous
     assert (proc.returncode, out) == (0, b"")
 
 
