@@ -29,7 +29,8 @@ __all__ = [
 ]
 
 ACCEPT: Final = "application/json, text/event-stream"
-TIMEOUT: Final = 10.0
+#: How long an answer that must come is waited for: generous, for a busy machine.
+TIMEOUT: Final = 60.0
 _probe_ids = itertools.count()
 
 
