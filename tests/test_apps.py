@@ -60,7 +60,7 @@ def make_server(tmp_path: Path | None = None) -> Server:
 
 
 def run(coro: Any) -> Any:
-    return asyncio.run(asyncio.wait_for(coro, 20))
+    return asyncio.run(asyncio.wait_for(coro, 60))
 
 
 RESOURCE_UI = {

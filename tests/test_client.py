@@ -44,13 +44,13 @@ def test_fresh_results_come_from_the_cache_until_a_change() -> None:
         assert calls == ["tools/list"]
         changes = await client.listen(tools=True)
         server.add_tool(lambda: "y", name="two")
-        await asyncio.wait_for(changes.__anext__(), 5)
+        await asyncio.wait_for(changes.__anext__(), 60)
         assert [t.name for t in await client.list_tools()] == ["one", "two"]
         assert calls == ["tools/list", "tools/list"]
         await changes.close()
         await client.aclose()
 
-    asyncio.run(asyncio.wait_for(main(), 10))
+    asyncio.run(asyncio.wait_for(main(), 60))
 
 
 def test_zero_ttl_and_disabled_cache_always_ask() -> None:
@@ -63,7 +63,7 @@ def test_zero_ttl_and_disabled_cache_always_ask() -> None:
             assert calls == ["tools/list", "tools/list"]
             await client.aclose()
 
-    asyncio.run(asyncio.wait_for(main(), 10))
+    asyncio.run(asyncio.wait_for(main(), 60))
 
 
 def test_handshake_clients_do_not_cache() -> None:
@@ -75,7 +75,7 @@ def test_handshake_clients_do_not_cache() -> None:
         assert len(calls) == 2
         await client.aclose()
 
-    asyncio.run(asyncio.wait_for(main(), 10))
+    asyncio.run(asyncio.wait_for(main(), 60))
 
 
 def test_server_pings_the_client_in_the_handshake_era() -> None:
@@ -95,7 +95,7 @@ def test_server_pings_the_client_in_the_handshake_era() -> None:
             await modern.call_tool("ping_back")  # 2026-07-28 has no ping
         await modern.aclose()
 
-    asyncio.run(asyncio.wait_for(main(), 10))
+    asyncio.run(asyncio.wait_for(main(), 60))
 
 
 def test_each_retry_uses_a_new_id_and_echoes_the_state() -> None:
@@ -121,4 +121,4 @@ def test_each_retry_uses_a_new_id_and_echoes_the_state() -> None:
         assert [answers for _, answers in seen] == [[], ["elicitation_1"], ["elicitation_1", "elicitation_2"]]
         await client.aclose()
 
-    asyncio.run(asyncio.wait_for(main(), 10))
+    asyncio.run(asyncio.wait_for(main(), 60))

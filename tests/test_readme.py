@@ -43,7 +43,7 @@ def test_the_low_level_example_serves_what_it_says() -> None:
             }  # fmt: skip
         await task
 
-    asyncio.run(asyncio.wait_for(main(), 10))
+    asyncio.run(asyncio.wait_for(main(), 60))
 
 
 def test_the_client_example_runs(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:

@@ -27,7 +27,7 @@ from mcpkit.transports.memory import memory_pair
 
 
 def run(coro: Any) -> Any:
-    return asyncio.run(asyncio.wait_for(coro, 10))
+    return asyncio.run(asyncio.wait_for(coro, 60))
 
 
 _serving: set[asyncio.Future[None]] = set()  # keeps the server tasks referenced while they run

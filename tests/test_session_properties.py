@@ -302,7 +302,7 @@ async def _serve(sent: list[bytes]) -> tuple[Counter[Any], list[Any]]:
     answers: Counter[Any] = Counter()
     seen: list[Any] = []
     while answers["final"] == 0:
-        raw = await asyncio.wait_for(client.receive(), 5)
+        raw = await asyncio.wait_for(client.receive(), 60)
         for item in _items(raw):
             seen.append(item)
             assert "id" in item and ("result" in item) != ("error" in item), item
@@ -319,7 +319,7 @@ async def _serve(sent: list[bytes]) -> tuple[Counter[Any], list[Any]]:
             seen.append(item)
             answers[item["id"]] += 1
     await client.aclose()
-    await asyncio.wait_for(runner, 5)
+    await asyncio.wait_for(runner, 60)
     assert runner.exception() is None
     return answers, seen
 
@@ -480,9 +480,9 @@ async def _serve_real(sent: list[bytes]) -> list[Any]:
     await client.send(json.dumps(final).encode())
     seen: list[Any] = []
     while not any(isinstance(m, dict) and m.get("id") == "final" for m in seen):
-        seen.extend(_items(await asyncio.wait_for(client.receive(), 5)))
+        seen.extend(_items(await asyncio.wait_for(client.receive(), 60)))
     await client.aclose()
-    await asyncio.wait_for(serving, 5)
+    await asyncio.wait_for(serving, 60)
     return seen
 
 

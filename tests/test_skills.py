@@ -36,7 +36,7 @@ _tasks: set[asyncio.Future[None]] = set()
 
 
 def run(main: Callable[[], Awaitable[None]]) -> None:
-    asyncio.run(asyncio.wait_for(main(), 10))
+    asyncio.run(asyncio.wait_for(main(), 60))
 
 
 def write_skill(folder: Path, frontmatter: str, files: dict[str, bytes] | None = None) -> Path:

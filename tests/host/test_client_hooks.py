@@ -31,7 +31,7 @@ def test_a_stdio_servers_end_is_awaitable_and_described() -> None:
         async with client:
             assert client.exit_reason() == "still running"
             os.kill(int(_text(await client.call_tool("pid"))), signal.SIGKILL)
-            await asyncio.wait_for(client.wait_closed(), 10)
+            await asyncio.wait_for(client.wait_closed(), 60)
             assert client.closed
             assert client.exit_reason() == "killed by SIGKILL"
 
