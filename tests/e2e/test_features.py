@@ -108,7 +108,7 @@ async def resource_subscribe(client: Client, present: bool) -> None:
         return
     updates = await client.listen(uris=[f"notes://{notebook}"])
     await client.call_tool("add_note", {"notebook_id": notebook, "text": "x"})
-    method, params = await asyncio.wait_for(updates.__anext__(), 5)
+    method, params = await asyncio.wait_for(updates.__anext__(), 30)
     assert (method, params["uri"]) == ("notifications/resources/updated", f"notes://{notebook}")
     await updates.close()
 
@@ -125,7 +125,7 @@ async def listen(client: Client, present: bool) -> None:
     assert first.acknowledged == {"resourceSubscriptions": [f"notes://{notebook}"]}
     assert second.acknowledged == {"toolsListChanged": True, "promptsListChanged": True}
     await client.call_tool("add_note", {"notebook_id": notebook, "text": "x"})
-    method, params = await asyncio.wait_for(first.__anext__(), 5)
+    method, params = await asyncio.wait_for(first.__anext__(), 30)
     assert method == "notifications/resources/updated" and params["uri"] == f"notes://{notebook}"
     assert params["_meta"]["io.modelcontextprotocol/subscriptionId"] == first.request_id
     await first.close()
@@ -197,7 +197,7 @@ def test_feature(name: str, version: str) -> None:
         async with Client(mcpkit_run("notes.py"), protocol_version=version) as client:
             await run(client, feature_present(feature, version))
 
-    asyncio.run(asyncio.wait_for(main(), 30))
+    asyncio.run(asyncio.wait_for(main(), 120))
 
 
 def test_list_changed_reaches_listeners_in_both_eras(tmp_path: Path) -> None:
@@ -223,13 +223,13 @@ def test_list_changed_reaches_listeners_in_both_eras(tmp_path: Path) -> None:
         async with Client(command, protocol_version=version, on_notification=on_notification) as client:
             changes = await client.listen(tools=True)
             await client.call_tool("grow", {"name": "sprout"})
-            method, _ = await asyncio.wait_for(changes.__anext__(), 5)
+            method, _ = await asyncio.wait_for(changes.__anext__(), 30)
             assert method == "notifications/tools/list_changed"
             assert [t.name for t in await client.list_tools()] == ["grow", "sprout"]
             await changes.close()
 
     for version in ("2025-11-25", "2026-07-28"):
-        asyncio.run(asyncio.wait_for(main(version), 30))
+        asyncio.run(asyncio.wait_for(main(version), 120))
 
 
 def test_timeout_cancels_the_tool_on_the_server(tmp_path: Path) -> None:
@@ -261,9 +261,12 @@ def test_timeout_cancels_the_tool_on_the_server(tmp_path: Path) -> None:
     )
 
     async def main() -> None:
-        # 3 s of silence: 30 times the gap between chatty's progress reports, so a busy machine
-        # does not make one report late enough to end the call.
-        async with Client([sys.executable, "-m", "mcpkit", "run", str(path)], timeout=3) as client:
+        # Connecting gets a minute (a busy machine starts the server slowly); then 3 s of silence:
+        # 30 times the gap between chatty's progress reports, so a busy machine does not make one
+        # report late enough to end the call.
+        command = [sys.executable, "-m", "mcpkit", "run", str(path)]
+        async with Client(command, timeout=60, probe_timeout=60) as client:
+            client.timeout = 3
             with pytest.raises(RequestTimeout):
                 await client.call_tool("slow")
             # The cancellation reaches the handler soon after: waited for, not a fixed nap.
@@ -284,4 +287,4 @@ def test_timeout_cancels_the_tool_on_the_server(tmp_path: Path) -> None:
             with pytest.raises(RequestTimeout):
                 await client.call_tool("chatty", on_progress=tick)
 
-    asyncio.run(asyncio.wait_for(main(), 30))
+    asyncio.run(asyncio.wait_for(main(), 120))

@@ -172,7 +172,7 @@ def test_our_client_mirrors_parameters_by_itself(weather_url: str) -> None:
     from mcpkit import Client
 
     async def main() -> None:
-        async with Client(weather_url) as client:
+        async with Client(weather_url, probe_timeout=60) as client:  # a slow answer is no legacy server
             # Not listed first: the server's -32020 makes the client list the tools and retry.
             result = await client.call_tool("forecast", {"location": "Zürich", "days": 1})
             assert result.structured_content == {

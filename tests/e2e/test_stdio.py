@@ -150,7 +150,7 @@ def test_slow_sync_tool_does_not_block_others(tmp_path: Path) -> None:
 
 def raw_session(command: list[str], lines: list[bytes]) -> list[dict[str, Any]]:
     """Send raw lines to a server, close stdin, and return every message it wrote."""
-    proc = subprocess.run(command, input=b"".join(lines), capture_output=True, timeout=30)
+    proc = subprocess.run(command, input=b"".join(lines), capture_output=True, timeout=120)
     return [json.loads(line) for line in proc.stdout.splitlines()]
 
 
@@ -462,7 +462,9 @@ def test_requests_in_flight_are_capped_and_serving_continues(tmp_path: Path) -> 
 
         @server.tool
         async def slow() -> str:
-            await asyncio.sleep(0.5)
+            # Still running when calls 3 and 4 are read however busy the machine, and done well within
+            # the 5 s that stdin's end leaves requests in flight.
+            await asyncio.sleep(2)
             return "done"
         """,
     )
