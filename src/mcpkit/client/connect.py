@@ -33,7 +33,13 @@ from typing import IO, TYPE_CHECKING, Any, Final
 
 import msgspec
 
-from .._connection import META_SERVER_INFO
+from .._connection import (
+    META_CLIENT_CAPABILITIES,
+    META_CLIENT_INFO,
+    META_LOG_LEVEL,
+    META_PROTOCOL_VERSION,
+    META_SERVER_INFO,
+)
 from .._errors import MCPError, RequestTimeout, RPCError, UnsupportedProtocolVersion
 from .._versions import (
     HANDSHAKE_VERSIONS,
@@ -57,6 +63,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Agreement",
     "ProbeAnswers",
+    "RequestMeta",
     "agree",
     "initialize",
     "is_url",
@@ -390,3 +397,33 @@ def _readdressed(data: bytes, request_id: int) -> bytes:
     if message.get("id") == request_id:
         return data
     return json.dumps({**message, "id": request_id}).encode()
+
+
+class RequestMeta:
+    """Makes the 2026-07-28 request ``_meta`` (revision, capabilities, client info, log level),
+    again only when one of them changes; each request copies it."""
+
+    def __init__(self) -> None:
+        self._made: tuple[str, str | None, dict[str, Any], Implementation, dict[str, Any]] | None = None
+
+    def __call__(
+        self, version: str, log_level: str | None, capabilities: dict[str, Any], client_info: Implementation
+    ) -> dict[str, Any]:
+        made = self._made
+        if (
+            made is None
+            or made[0] != version
+            or made[1] != log_level
+            or made[2] is not capabilities
+            or made[3] is not client_info
+        ):
+            meta = {
+                META_PROTOCOL_VERSION: version,
+                # The dict itself, not a copy: what is added to it later is sent from then on.
+                META_CLIENT_CAPABILITIES: capabilities,
+                META_CLIENT_INFO: msgspec.to_builtins(client_info),
+            }
+            if log_level is not None:
+                meta[META_LOG_LEVEL] = log_level
+            made = self._made = (version, log_level, capabilities, client_info, meta)
+        return made[4]

@@ -15,9 +15,6 @@ import contextlib
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from typing import IO, TYPE_CHECKING, Any, Final, Self
 
-import msgspec
-
-from .._connection import META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_LOG_LEVEL, META_PROTOCOL_VERSION
 from .._errors import ConnectionClosed, MCPError, RPCError
 from .._jsonrpc import Notification, Request
 from .._versions import STATELESS_VERSIONS, Era, era_of
@@ -31,6 +28,7 @@ from .callbacks import LogCallback, RequestCallback, RootsSource
 from .connect import (
     Agreement,
     ProbeAnswers,
+    RequestMeta,
     agree,
     initialize,
     is_url,
@@ -62,6 +60,9 @@ __all__ = ["ClientCore", "LogCallback", "NotificationCallback"]
 NotificationCallback = Callable[[str, dict[str, Any]], Awaitable[None]]
 
 DEFAULT_INFO: Final = Implementation(name="mcpkit", version="0.1.0")
+#: New sessions a request starts after 404s before the next 404 is raised (a server forgetting
+#: sessions as fast as they are made is not one to chase).
+_RENEWALS: Final = 3
 
 
 class ClientCore:
@@ -139,7 +140,7 @@ class ClientCore:
         #: Stateless era: the ``io.modelcontextprotocol/logLevel`` sent with every request.
         self.log_level: str | None = None
         # The last request _meta made (see _meta), and what it was made for.
-        self._made_meta: tuple[str, str | None, dict[str, Any], Implementation, dict[str, Any]] | None = None
+        self._made_meta = RequestMeta()
         self._progress: dict[Any, Progress] = {}
         self._deadlines = Deadlines()
         self._subscriptions = Subscriptions()
@@ -153,7 +154,6 @@ class ClientCore:
         self._transport: Transport | None = None
         self._background: set[asyncio.Task[None]] = set()  # cancelled on close
         self._renewing = asyncio.Lock()  # one new session at a time, for as many 404s
-        self._sessions_started = 0
         self._peer: Peer | None = None
         self._reader: asyncio.Task[None] | None = None
         #: Negotiated revision, once connected.
@@ -171,26 +171,8 @@ class ClientCore:
         return era
 
     def _meta(self, version: str) -> dict[str, Any]:
-        """The 2026-07-28 request ``_meta``: who we are, at *version* (made again only when the
-        version, log level, ``capabilities`` or ``client_info`` change; copied into each request)."""
-        made = self._made_meta
-        if (
-            made is None
-            or made[0] != version
-            or made[1] != self.log_level
-            or made[2] is not self.capabilities
-            or made[3] is not self.client_info
-        ):
-            meta = {
-                META_PROTOCOL_VERSION: version,
-                # The dict itself, not a copy: what is added to it later is sent from then on.
-                META_CLIENT_CAPABILITIES: self.capabilities,
-                META_CLIENT_INFO: msgspec.to_builtins(self.client_info),
-            }
-            if self.log_level is not None:
-                meta[META_LOG_LEVEL] = self.log_level
-            made = self._made_meta = (version, self.log_level, self.capabilities, self.client_info, meta)
-        return made[4]
+        """The 2026-07-28 request ``_meta``: who we are, at *version* (see :class:`RequestMeta`)."""
+        return self._made_meta(version, self.log_level, self.capabilities, self.client_info)
 
     # -- connecting --------------------------------------------------------------------------------
 
@@ -357,27 +339,35 @@ class ClientCore:
             ConnectionClosed: the server went away (its exit status is in the message).
         """
         params = params if params is not None else {}  # copied where it is changed (_request_once)
-        try:
-            return await self._request(method, params, timeout, max_timeout, on_progress)
-        except RPCError as exc:
-            # A handshake-era HTTP session the server no longer knows (404): "the client MUST start a
-            # new session by sending a new InitializeRequest without a session ID attached".
-            lost = isinstance(exc.data, dict) and exc.data.get("httpStatus") == 404
-            if not (lost and self.era is Era.HANDSHAKE and method != "initialize"):
-                raise
-            await self._renew_session(self._sessions_started)
-            return await self._request(method, params, timeout, max_timeout, on_progress)
+        for _ in range(_RENEWALS):
+            if self._renewing.locked():  # a new session is being started: go out in that one
+                async with self._renewing:
+                    pass
+            session = self._session_id()  # the session this request goes out in
+            try:
+                return await self._request(method, params, timeout, max_timeout, on_progress)
+            except RPCError as exc:
+                # A handshake-era HTTP session the server no longer knows (404): "the client MUST
+                # start a new session by sending a new InitializeRequest without a session ID".
+                lost = isinstance(exc.data, dict) and exc.data.get("httpStatus") == 404
+                if not (lost and self.era is Era.HANDSHAKE and method != "initialize"):
+                    raise
+                await self._renew_session(session)
+        return await self._request(method, params, timeout, max_timeout, on_progress)
 
-    async def _renew_session(self, seen: int) -> None:
-        """Start a new handshake-era session, the server having forgotten session number *seen*."""
+    def _session_id(self) -> str | None:
+        return getattr(self._transport, "session_id", None)
+
+    async def _renew_session(self, lost: str | None) -> None:
+        """Start a new handshake-era session, the server having forgotten session *lost*: unless a
+        new one is already in use (another request, or the session's stream, met the 404 first)."""
         async with self._renewing:
-            if self._sessions_started != seen:
-                return  # another request (or the session's stream) has just started one
+            if self._session_id() not in (lost, None):
+                return
             if hasattr(self._transport, "session_id"):
                 setattr(self._transport, "session_id", None)  # noqa: B010 (the lost id must not be sent again)
             with self._naming_exit():
                 self._accept(await self._initialize(self.protocol_version))
-            self._sessions_started += 1
 
     async def _request(
         self,

@@ -196,15 +196,16 @@ class Streams(ClientCore):
         elif notification.method == SESSION_LOST:
             # Not awaited here: the new session's initialize is answered through the reader that
             # is waiting for this to return.
-            renewal = asyncio.ensure_future(self._start_again(self._sessions_started))
+            lost = notification.params.get("sessionId") if isinstance(notification.params, dict) else None
+            renewal = asyncio.ensure_future(self._start_again(lost if isinstance(lost, str) else None))
             self._background.add(renewal)
             renewal.add_done_callback(self._background.discard)
         else:
             await super()._on_notification(notification)
 
-    async def _start_again(self, seen: int) -> None:
+    async def _start_again(self, lost: str | None) -> None:
         try:
-            await self._renew_session(seen)
+            await self._renew_session(lost)
         except MCPError as exc:
             logger.warning("could not start a new session after the server forgot ours: %s", exc)
             return

@@ -28,7 +28,7 @@ import random
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Any, Final
 
 __all__ = ["SESSION_LOST", "STREAM_REOPENED", "Backoff", "notice", "retry_after", "worth_retrying"]
 
@@ -38,9 +38,9 @@ STREAM_REOPENED: Final = "notifications/mcpkit/streamReopened"
 SESSION_LOST: Final = "notifications/mcpkit/sessionLost"
 
 
-def notice(method: str) -> bytes:
+def notice(method: str, **params: Any) -> bytes:
     """One of the notices above as the JSON-RPC notification the session reads from the inbox."""
-    return json.dumps({"jsonrpc": "2.0", "method": method, "params": {}}).encode()
+    return json.dumps({"jsonrpc": "2.0", "method": method, "params": params}).encode()
 
 
 @dataclass

@@ -171,11 +171,10 @@ class HTTPClientTransport:
         for attempt in (1, 2):
             answered = False
             try:
-                async with self._http.stream(
-                    "POST", self.url, content=message, headers=self._headers(data)
-                ) as reply:
+                headers = self._headers(data)
+                async with self._http.stream("POST", self.url, content=message, headers=headers) as reply:
                     answered = True
-                    await self._take(reply, data, request_id)
+                    await self._take(reply, data, request_id, "Mcp-Session-Id" in headers)
                 return
             except asyncio.CancelledError:
                 raise
@@ -192,7 +191,11 @@ class HTTPClientTransport:
                 self._fail(request_id, f"HTTP request failed: {type(exc).__name__}: {exc}", None, exc)
                 return
 
-    async def _take(self, reply: httpx.Response, data: dict[str, Any], request_id: Any) -> None:
+    async def _take(
+        self, reply: httpx.Response, data: dict[str, Any], request_id: Any, in_session: bool
+    ) -> None:
+        """Route *reply*; *in_session*: the request went out in a session (whose 404 says it is
+        gone, even if a new session has started since)."""
         if data.get("method") == "initialize":
             self.session_id = reply.headers.get("mcp-session-id")
         kind = reply.headers.get("content-type", "")
@@ -202,7 +205,7 @@ class HTTPClientTransport:
         body = await read_body(reply, self.max_message_bytes)
         if request_id is None:
             return  # a notification or an answer: nothing comes back for it but 202
-        if reply.status_code == 404 and self.session_id is not None:
+        if reply.status_code == 404 and in_session:
             self._fail(request_id, "the server has ended this session (404)", 404)
             return
         answer = _answer_to(request_id, body) if kind.startswith("application/json") else None
@@ -284,7 +287,7 @@ class HTTPClientTransport:
                 elif status == 404:
                     logger.warning("the session's event stream from %s: the session is gone (404)", self.url)
                     if session == self.session_id:
-                        self._inbox.put_nowait(notice(SESSION_LOST))
+                        self._inbox.put_nowait(notice(SESSION_LOST, sessionId=session))
                     return
                 elif status in (-1, 405) or not worth_retrying(status):
                     if status not in (-1, 405):
