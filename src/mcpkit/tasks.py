@@ -92,7 +92,7 @@ _SNAPSHOT_FIELDS: Final = (
 )
 #: The owner of a snapshot written before snapshots named theirs: nobody's key, so nobody reaches it.
 _UNKNOWN_OWNER: Final = "unknown:"
-#: How long a cancelling process waits for the one running the task to say it stopped.
+#: How long a process that cancels or answers another's task waits for that one to say it did.
 _REMOTE_CANCEL_WAIT: Final = 5.0
 #: The most tasks ``tasks/list`` shows one requestor in a fleet (the oldest are dropped first).
 LISTED: Final = 1000
@@ -292,6 +292,19 @@ class TaskRunner:
         assert self.shared is not None
         message = {"op": "update", "taskId": record.task_id, "inputResponses": responses}
         await self.shared.publish("tasks", msgspec.json.encode(message))
+        # "the resulting task state is observed via the next tasks/get", on whichever process it
+        # lands: acknowledge once the running process has taken the answers (its snapshot no longer
+        # asks them), or after a bounded wait if it does not say so in time.
+        answered = {key for key in responses if key in record.input_requests}
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(_REMOTE_CANCEL_WAIT):
+                while answered and not record.done.is_set():
+                    await asyncio.sleep(0.01)
+                    fresh = await self._load(record.task_id)
+                    if fresh is None:
+                        return
+                    self._refresh(record, fresh)
+                    answered &= fresh.input_requests.keys()
 
     def start(
         self,
@@ -416,6 +429,10 @@ class TaskRunner:
             record.answers.pop(key, None)
             if not record.input_requests and record.status == "input_required":
                 await self._set(record, "working")
+            elif record.input_requests and self.shared is not None:
+                # Still waiting on other questions: the snapshot every process reads drops this one.
+                with contextlib.suppress(Exception):  # a fleet whose store is away: the task goes on
+                    await self.saved(record)
 
     def answer(self, record: TaskRecord, responses: Any) -> None:
         """Deliver ``tasks/update`` answers to the questions they name; others are ignored."""
