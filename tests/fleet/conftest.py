@@ -172,9 +172,11 @@ def fleet(redis_url: str) -> Iterator[Fleet]:
         yield running
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def own_fleet(redis_url: str) -> Iterator[Fleet]:
-    """Three nodes and nginx for one module's tests alone (they may kill a node)."""
+    """Three nodes and nginx for one test alone: it may kill a node. (Shared by a module's tests, a
+    node one test killed was missing in the next: the parallel runner may hand a worker a module's
+    tests in another order than they are written, so no test can rely on running first.)"""
     with fleet_of(redis_url) as running:
         yield running
 
