@@ -30,9 +30,12 @@ from mcpkit import Client, Context, RPCError, Server
 from ..conftest import free_port
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def recorded() -> tuple[InMemorySpanExporter, InMemoryMetricReader]:
-    """The global providers, set once for this test process, recording in memory."""
+    """The global providers, set once for this test process, recording in memory. Once per process,
+    not per module: OpenTelemetry keeps the first provider set and ignores later ones, and the
+    parallel runner may come back to this module in a worker after other modules (a second module
+    fixture's exporter then recorded nothing)."""
     spans, reader = InMemorySpanExporter(), InMemoryMetricReader()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(spans))
