@@ -282,8 +282,12 @@ class SessionFleet:
 
     async def route_out(self, session: HTTPSession, message: bytes, is_request: bool) -> None:
         if b'/list_changed"' in message[:72]:
-            if await self.holder(session) is not None:
+            holder = await self.holder(session)
+            if holder is not None and holder != self.node:
                 return  # its replica heard the change too, and tells it
+            # Held here: a stream claimed but not yet attached (the GET is opening). Dropped, the
+            # change was lost, for every other replica leaves it to this one: it waits in the queue,
+            # which the stream drains once attached.
         elif is_request and await self.holder(session) is None:
             raise ConnectionClosed("no open stream to the client (open one with GET)")
         await self.state.push(_queue(session.id), message, BACKLOG, self.table.idle_seconds)
