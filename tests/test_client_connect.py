@@ -177,13 +177,9 @@ def test_a_stdio_server_that_answers_the_probe_with_a_null_id(tmp_path: Path) ->
     assert elapsed < PROBE_TIMEOUT / 2, f"connecting took {elapsed:.1f} s: the probe waited for its timeout"
 
 
-def test_a_modern_server_slower_than_the_probe_is_still_reached_in_its_era(tmp_path: Path) -> None:
-    """A stdio server still importing when the probe times out answers ``server/discover`` late,
-    then refuses the fallback ``initialize`` (-32022, naming 2026-07-28), as the official SDK's
-    server does on a loaded machine: the client probes again rather than failing."""
-    script = tmp_path / "slow_modern.py"
-    script.write_text(
-        textwrap.dedent("""
+#: A modern stdio server that takes a second to start: it answers server/discover and tools/list,
+#: and refuses the handshake naming 2026-07-28 (as the official SDK's server does).
+SLOW_MODERN = textwrap.dedent("""
         import json, sys, time
         time.sleep(1.0)  # a heavy import
         for line in sys.stdin:
@@ -197,8 +193,15 @@ def test_a_modern_server_slower_than_the_probe_is_still_reached_in_its_era(tmp_p
                 print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "error": error}), flush=True)
             elif msg.get("method") == "tools/list":
                 print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": {"tools": []}}), flush=True)
-    """)
-    )
+""")
+
+
+def test_a_modern_server_slower_than_the_probe_is_still_reached_in_its_era(tmp_path: Path) -> None:
+    """A stdio server still importing when the probe times out answers ``server/discover`` late,
+    then refuses the fallback ``initialize`` (-32022, naming 2026-07-28), as the official SDK's
+    server does on a loaded machine: the client probes again rather than failing."""
+    script = tmp_path / "slow_modern.py"
+    script.write_text(SLOW_MODERN)
 
     async def main() -> None:
         async with Client([sys.executable, str(script)], probe_timeout=0.2) as client:  # meant to run out
@@ -212,20 +215,8 @@ def test_a_client_forced_to_2026_07_28_waits_for_a_server_still_starting(tmp_pat
     """Forced to a stateless revision there is no fallback, so a probe unanswered within
     ``probe_timeout`` is no sign of a legacy server: a stdio server still importing (slow on a busy
     machine) is waited for as any request is, not given up on with 'did not answer server/discover'."""
-    script = tmp_path / "slow_start.py"
-    script.write_text(
-        textwrap.dedent("""
-        import json, sys, time
-        time.sleep(1.0)  # a heavy import
-        for line in sys.stdin:
-            msg = json.loads(line)
-            if msg.get("method") == "server/discover":
-                result = {"supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}}}
-                print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}), flush=True)
-            elif msg.get("method") == "tools/list":
-                print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": {"tools": []}}), flush=True)
-    """)
-    )
+    script = tmp_path / "slow_modern.py"
+    script.write_text(SLOW_MODERN)
 
     async def main() -> None:
         command = [sys.executable, str(script)]
