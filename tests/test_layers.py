@@ -45,6 +45,7 @@ LAYERS: Final[list[tuple[float, str, tuple[str, ...]]]] = [
             "_pagination",
             "_ratelimit",
             "_yaml",
+            "_naming",
             "types",
             "_resources",
             "_prompts",
@@ -63,10 +64,13 @@ LAYERS: Final[list[tuple[float, str, tuple[str, ...]]]] = [
     (3, "APIs", ("lowlevel", "server", "server.*", "client", "client.*")),
     # A host is a client of many servers: it stands on the client, and the gateway (L4) serves it.
     (3.5, "host", ("host", "host.*")),
+    # Servers made of other servers: proxies (a client inside a server), OpenAPI documents, and the
+    # gateway (a host served as one server). It stands on the server, the client and the host.
+    (3.75, "composition", ("compose", "compose.*", "gateway", "gateway.*")),
     (
         4,
         "entry points",
-        ("", "__main__", "cli", "cli.*", "demo", "inspector", "inspector.*", "gateway", "gateway.*"),
+        ("", "__main__", "cli", "cli.*", "demo", "inspector", "inspector.*"),
     ),
 ]
 

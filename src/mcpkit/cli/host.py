@@ -290,7 +290,7 @@ def _with_only(config: Any, key: str | None) -> Any:
 
 def _server_key(config: Any, name: str) -> str | None:
     """The key of the server *name* means (its config name, or its key), if it is one."""
-    from ..host import naming
+    from .. import _naming as naming
 
     if name in config.servers:
         return name
@@ -362,7 +362,7 @@ def list_config_tools(args: argparse.Namespace) -> int:
 def call_on_config(args: argparse.Namespace) -> int:
     """``mcpkit call --config CONFIG SERVER TOOL [args]`` or ``... SERVER__TOOL [args]``: one call
     through the host, its consent policy (``--yes``, else asked at a terminal, else no) and audit log."""
-    from ..host import naming
+    from .. import _naming as naming
     from ._arguments import arguments_from_words, check_name, suggest
     from ._render import Output
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from . import naming
+from .. import _naming as naming
 from ._expand import Expander
 from ._read import Node
 from .model import ServerConfig, Transport

@@ -36,7 +36,8 @@ from ..types import (
     ResourceTemplate,
     Tool,
 )
-from . import aggregate, naming
+from .. import _naming as naming
+from . import aggregate
 from .audit import AuditLog, default_audit_path
 from .governance import (
     INPUT_ROUND,

@@ -17,7 +17,7 @@ import msgspec
 
 from .._uritemplate import UriTemplate
 from ..types import Prompt, Resource, ResourceTemplate, Tool
-from . import naming
+from .. import _naming as naming
 from .model import ServerConfig
 
 __all__ = ["Routed", "Tables", "build", "tool_allowed"]

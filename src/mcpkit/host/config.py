@@ -21,7 +21,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Final
 
-from . import _dialects, naming
+from .. import _naming as naming
+from . import _dialects
 from ._read import ConfigError, Node, loads_jsonc
 from .model import DEFAULT_REDACT, AuditConfig, HostConfig, ServerConfig
 from .policy import parse_policy
