@@ -79,6 +79,7 @@ class RegisteredTool:
         "repeatable",
         "scopes",
         "signature",
+        "tags",
         "task_support",
         "timeout",
         "wire",
@@ -109,6 +110,30 @@ class RegisteredTool:
         self.app_only = app_only
         self.scopes = scopes
         self.repeatable = repeatable
+        #: Labels for filtering (``server.disable(tags=...)``); never sent to clients.
+        self.tags: frozenset[str] = frozenset()
+
+
+def _raw_arguments(arguments: Any) -> dict[str, Any]:
+    return {"arguments": dict(arguments)}
+
+
+def _unserialized(value: Any) -> Any:
+    return value
+
+
+def raw_signature(input_schema: dict[str, Any], description: str | None) -> ToolSignature:
+    """The signature of ``async fn(arguments, ctx)``: the arguments are passed as sent, as one dict."""
+    return ToolSignature(
+        input_schema=input_schema,
+        output_schema=None,
+        wrapped_output=False,
+        skipped={"ctx": Context},
+        description=description,
+        is_async=True,
+        _bind=_raw_arguments,
+        _serialize=_unserialized,
+    )
 
 
 def is_repeatable(option: bool | None, annotations: ToolAnnotations | None) -> bool:

@@ -12,11 +12,8 @@ from typing import TYPE_CHECKING, Any, Final, TypedDict, Unpack, overload
 
 import msgspec
 
-from .. import _jsonrpc as jsonrpc
 from .._compat import shape_call_result, shape_tool
-from .._connection import Scope, ServerConnection
 from .._errors import (
-    InternalError,
     InvalidParams,
     InvalidRequest,
     MethodNotFound,
@@ -25,10 +22,9 @@ from .._errors import (
     ToolError,
 )
 from .._headers import mirrored_parameters
-from .._mrtr import BecomeTask, InputRequired
-from .._signature import ArgumentError, ToolSignature, inspect_function
+from .._mrtr import BecomeTask
+from .._signature import ArgumentError, inspect_function
 from ..context import Context
-from ..session import Peer
 from ..tasks import TASKS_EXTENSION
 from ..types import (
     Icon,
@@ -37,12 +33,21 @@ from ..types import (
 )
 
 if TYPE_CHECKING:
-    from ..kernel import Outbound
+    pass
 
 from .._pagination import paginate
-from ._base import F, RateLimit, RegisteredTool, TaskSupport, declares_tasks, invoke, is_repeatable
+from ._base import (
+    F,
+    RateLimit,
+    RegisteredTool,
+    TaskSupport,
+    declares_tasks,
+    invoke,
+    is_repeatable,
+    raw_signature,
+)
+from ._fastpath import PlainCalls
 from ._results import error_result, to_call_result, tool_failed, without_output
-from ._threads import run_sync
 from .apps import Visibility, app_only, tool_ui_meta
 from .task_methods import TaskMethods
 
@@ -54,7 +59,6 @@ logger = logging.getLogger("mcpkit.server")
 _TOOL_NAME_CHARS: Final = frozenset(string.ascii_letters + string.digits + "_-.")
 #: RFC 6749 section 3.3: scope-token = 1*( %x21 / %x23-5B / %x5D-7E ).
 _SCOPE_CHARS: Final = frozenset(chr(c) for c in range(0x21, 0x7F)) - {"\x22", "\x5c"}
-_UNCHECKED: Final = object()  # no tools/call handler checked yet (None is no handler at all)
 
 
 class ToolOptions(TypedDict, total=False):
@@ -79,7 +83,7 @@ class ToolOptions(TypedDict, total=False):
     repeatable: bool  # a fleet may run it again when its node dies mid-call (default: from the hints)
 
 
-class ToolsAPI(TaskMethods):
+class ToolsAPI(PlainCalls, TaskMethods):
     """Tools: registration, ``tools/list``, ``tools/call`` (and starting tools as tasks).
 
     Takes three keyword arguments of :class:`~mcpkit.Server` besides those of the classes after it:
@@ -112,8 +116,6 @@ class ToolsAPI(TaskMethods):
         self.tool_timeout = tool_timeout
         self.mask_errors = mask_errors
         self.hide_unauthorized_tools = hide_unauthorized_tools
-        # The tools/call handler start_now found to be ours (see there): checked once, not per call.
-        self._our_call_handler: object = _UNCHECKED
 
     # -- tools -------------------------------------------------------------------------------------
 
@@ -248,6 +250,45 @@ class ToolsAPI(TaskMethods):
         self._changed("tools")
         return definition
 
+    def add_raw_tool(
+        self,
+        definition: Tool | dict[str, Any],
+        fn: Callable[[dict[str, Any], Context], Awaitable[Any]],
+        *,
+        tags: Sequence[str] = (),
+        timeout: float | None = None,
+        repeatable: bool | None = None,
+    ) -> Tool:
+        """Register a tool from its wire *definition* and ``async fn(arguments, ctx)``.
+
+        For tools whose schema is not a Python signature (an OpenAPI operation, a proxied tool):
+        *fn* gets the call's ``arguments`` as sent (a dict, not checked against ``inputSchema``)
+        and returns what a tool function may (a value, content blocks, a ``CallToolResult``).
+        """
+        tool = definition if isinstance(definition, Tool) else msgspec.convert(definition, Tool)
+        name = tool.name
+        if not 0 < len(name) <= 128 or not _TOOL_NAME_CHARS.issuperset(name):
+            raise ValueError(f"invalid tool name {name!r}: use 1 to 128 of A-Z a-z 0-9 _ - .")
+        if name in self._tools:
+            raise ValueError(f"a tool named {name!r} is already registered")
+        if timeout is not None and not timeout > 0:
+            raise ValueError("timeout must be a positive number of seconds")
+        signature = raw_signature(tool.input_schema, tool.description)
+        async def call(arguments: dict[str, Any], ctx: Context) -> Any:
+            return await fn(arguments, ctx)  # positionally: the user's parameters may be named anyhow
+
+        registered = RegisteredTool(
+            call,
+            signature,
+            msgspec.to_builtins(tool),
+            timeout=timeout,
+            repeatable=is_repeatable(repeatable, tool.annotations),
+        )
+        registered.tags = frozenset(tags)
+        self._tools[name] = registered
+        self._changed("tools")
+        return tool
+
     def mirrored_parameters(self, tool: str) -> dict[str, tuple[str, ...]]:
         registered = self._tools.get(tool)
         return registered.mirrored if registered is not None else {}
@@ -341,134 +382,6 @@ class ToolsAPI(TaskMethods):
         result = await self._run_tool(tool, name, arguments, ctx)
         return shape_call_result(result, ctx.scope)
 
-    def start_now(
-        self, request: jsonrpc.Request, scope: Scope, outbound: Outbound, conn: ServerConnection
-    ) -> Awaitable[Any] | None:
-        """A ``tools/call`` of a plain tool: a ``def`` tool's as the future of its worker thread's
-        job, an ``async def`` tool's as one coroutine.
-
-        Otherwise such a call is a task whose coroutines (``handle`` down to ``invoke``) wait for
-        the thread and are resumed on the loop to shape its result: more than the tool itself costs
-        when it is small. Here what they would do after the thread is done runs in the job's
-        *finish*, on the loop, and nothing is resumed. An ``async def`` tool's call skips the
-        checks and lookups of :meth:`_handle` and :meth:`_call_tool` made here already, and its
-        Context when the tool takes none. Only the plainest calls come this way (no telemetry,
-        timeout, rate limit, scopes or tasks, arguments that bind, in 2026-07-28 a first round of a
-        tool that takes no Context, and ``tools/call`` still answered by :meth:`_call_tool` and
-        :meth:`_run_tool` as written here);
-        every other takes :meth:`handle`, which answers the same call the same way.
-        """
-        if request.method != "tools/call":
-            return None
-        params = request.params
-        # A 2026-07-28 retry (with requestState) opens the sealed answers in handle().
-        if not isinstance(params, dict) or (scope.stateless and "requestState" in params):
-            return None
-        name: Any = params.get("name")  # a str wherever a tool is found
-        tool = self._tools.get(name) if isinstance(name, str) else None
-        if (
-            tool is None
-            or self.telemetry is not None
-            or "task" in params
-            or tool.signature.inline
-            or tool.timeout is not None
-            or self.tool_timeout is not None
-            or tool.rate_limit is not None
-            or tool.scopes
-            or tool.task_support != "forbidden"
-        ):
-            return None
-        # What handle() would run must be ours, not a handler set in its place or an override. The
-        # bound method registered is one object: once it has passed, its identity says it is ours.
-        handler = self._handlers.get("tools/call")
-        if handler is not self._our_call_handler:
-            if (
-                getattr(handler, "__func__", None) is not ToolsAPI._call_tool
-                or getattr(handler, "__self__", None) is not self
-            ):
-                return None
-            self._our_call_handler = handler
-        if type(self)._run_tool is not ToolsAPI._run_tool:
-            return None
-        arguments = params.get("arguments")
-        if arguments is not None and not isinstance(arguments, dict):
-            return None
-        signature = tool.signature
-        if signature.skipped and scope.stateless:
-            return None  # its Context may ask the client for input: handle()'s rounds answer that
-        try:
-            kwargs = signature.bind(arguments)
-        except ArgumentError:
-            return None  # handle() answers it
-        if signature.skipped:
-            meta = params.get("_meta")
-            ctx = Context(
-                outbound, request.id, "tools/call", scope, meta if isinstance(meta, dict) else {}, conn
-            )
-            for param in signature.skipped:
-                kwargs[param] = ctx
-        if signature.is_async:
-            call: Awaitable[dict[str, Any]] = self._call_now(tool.fn, kwargs, name, signature, scope, params)
-            return call
-
-        finish = functools.partial(self._call_outcome, name, signature, scope, params)
-        if not isinstance(outbound, Peer):
-            return run_sync(tool.fn, kwargs, finish)
-        # The peer knows its loop: asking asyncio for it costs a getpid(2) system call per call. A
-        # lone call's answer goes out from the worker thread where the transport can take it
-        # there (stdio): finish then runs on that thread, and is safe to (it shapes a value).
-        return run_sync(tool.fn, kwargs, finish, outbound.event_loop(), outbound.thread_answerer(request.id))
-
-    async def _call_now(
-        self,
-        fn: Callable[..., Any],
-        kwargs: dict[str, Any],
-        name: str,
-        signature: ToolSignature,
-        scope: Scope,
-        params: dict[str, Any],
-    ) -> dict[str, Any]:
-        # An async tool's plain call in one coroutine (the tool is called here, in the request's
-        # task, as _run_tool calls it).
-        try:
-            value = await fn(**kwargs)
-        except asyncio.CancelledError:
-            raise
-        except BaseException as exc:  # InputRequired is one
-            return self._call_outcome(name, signature, scope, params, exc, None)
-        return self._call_outcome(name, signature, scope, params, None, value)
-
-    def _call_outcome(
-        self,
-        name: str,
-        signature: ToolSignature,
-        scope: Scope,
-        params: dict[str, Any],
-        exc: BaseException | None,
-        value: Any,
-    ) -> dict[str, Any]:
-        """What _run_tool, _call_tool and handle() make of a plain call's outcome (its exception,
-        or its value): the result, or the error to answer. start_now's two ways share it."""
-        if exc is None:
-            result = to_call_result(value, signature)
-        elif isinstance(exc, ToolError):
-            result = error_result(str(exc))
-        elif isinstance(exc, InputRequired):
-            if not scope.stateless:
-                raise InternalError("tools/call cannot ask the client for input") from None
-            # A first round (start_now takes no retry): nothing answered yet.
-            result = self._input_required("tools/call", params, {}, exc)
-            self._complete_stateless("tools/call", result, scope)
-            return result
-        elif isinstance(exc, RPCError) or not isinstance(exc, Exception):
-            raise exc
-        else:
-            result = tool_failed(name, exc, self.mask_errors)
-        shaped = shape_call_result(result, scope)
-        if scope.stateless:
-            self._complete_stateless("tools/call", shaped, scope)
-        return shaped
-
     def _runner(
         self, tool: RegisteredTool, name: str, arguments: dict[str, Any] | None
     ) -> Callable[[Context], Awaitable[dict[str, Any]]]:
@@ -509,3 +422,7 @@ class ToolsAPI(TaskMethods):
                 return error_result(f"Tool {name} timed out after {timeout:g} s")
             return tool_failed(name, exc, self.mask_errors)
         return to_call_result(value, signature)
+
+
+ToolsAPI._plain_call_tool = ToolsAPI._call_tool
+ToolsAPI._plain_run_tool = ToolsAPI._run_tool
