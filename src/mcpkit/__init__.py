@@ -44,7 +44,8 @@ from ._jsonrpc import ErrorResponse, Notification, Request, Response
 from ._versions import LATEST_HANDSHAKE_VERSION, LATEST_VERSION, SUPPORTED_VERSIONS, Era
 from .auth import AuthInfo
 from .context import Context
-from .kernel import Endpoint, Outbound, ServerSession
+from .kernel import Endpoint, InProcess, Outbound, ServerSession
+from .lifespan import StartupError
 from .lowlevel import Listener, LowLevelServer
 from .server import Server, ToolOptions, UIResourceOptions
 from .session import Peer
@@ -175,6 +176,7 @@ __all__ = [
     "ImageContent",
     "Implementation",
     "InMemoryTaskStore",
+    "InProcess",
     "InternalError",
     "InvalidParams",
     "InvalidRequest",
@@ -217,6 +219,7 @@ __all__ = [
     "Skill",
     "SkillResource",
     "SkillVerificationError",
+    "StartupError",
     "Subscription",
     "TaskRecord",
     "TaskRunner",

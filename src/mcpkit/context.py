@@ -46,6 +46,7 @@ class Context:
         "answers",
         "auth",
         "connection",
+        "lifespan",
         "meta",
         "method",
         "request_id",
@@ -79,6 +80,8 @@ class Context:
         #: The task this handler runs as, if it was started as one (see ``mcpkit.tasks``).
         self.task: TaskRecord | None = None
         self.tasks: TaskRunner | None = None
+        #: What the server's lifespan yielded (``Server(lifespan=...)``), else ``None``.
+        self.lifespan: Any = None
 
     @property
     def peer(self) -> Outbound:

@@ -24,7 +24,7 @@ from ._jsonrpc import Request, RequestId
 from .session import Peer
 from .transports.base import Transport
 
-__all__ = ["Endpoint", "Outbound", "ServerSession"]
+__all__ = ["Endpoint", "InProcess", "Outbound", "ServerSession"]
 
 
 class Outbound(Protocol):
@@ -87,3 +87,22 @@ class Endpoint(Protocol):
     def mirrored_parameters(self, tool: str) -> dict[str, tuple[str, ...]]:
         """``{header: argument path}`` of a tool's ``x-mcp-header`` parameters."""
         ...
+
+    async def start_serving(self) -> None:
+        """Serving begins: enter the server's lifespan (raises ``mcpkit.lifespan.StartupError``)."""
+        ...
+
+    async def stop_serving(self) -> None:
+        """Serving ends: exit the server's lifespan."""
+        ...
+
+
+class InProcess(Protocol):
+    """A server a client can serve in its own process (``Client(server)``): one connection over
+    *transport*, until the client closes it."""
+
+    async def serve(self, transport: Transport) -> None: ...
+
+    async def start_serving(self) -> None: ...
+
+    async def stop_serving(self) -> None: ...

@@ -38,6 +38,7 @@ from ._mrtr import InputRequired, StateSealer, merge_answers
 from ._versions import SUPPORTED_VERSIONS, has
 from .context import LOG_LEVELS, Context
 from .kernel import Outbound, ServerSession
+from .lifespan import LifespanFn, Running, StartupError
 from .listeners import Listener
 from .session import Peer, ready
 from .transports.base import Transport
@@ -84,6 +85,9 @@ class LowLevelServer:
         telemetry: record OpenTelemetry spans and duration metrics for every request handled
             (``True``, or a :class:`~mcpkit.transports.telemetry.Telemetry` with providers of your
             own); see :mod:`mcpkit.transports.telemetry`. Off by default, and then never imported.
+        lifespan: ``fn(server)`` returning an async context manager, entered once before the first
+            request is handled and exited when the server stops serving; what it yields is
+            ``ctx.lifespan`` in every handler (see :mod:`mcpkit.lifespan`).
     """
 
     def __init__(
@@ -100,6 +104,7 @@ class LowLevelServer:
         state_key: bytes | None = None,
         max_in_flight: int | None = 256,
         telemetry: bool | Telemetry = False,
+        lifespan: LifespanFn | None = None,
     ) -> None:
         self.info = Implementation(
             name=name,
@@ -132,6 +137,8 @@ class LowLevelServer:
         #: The event loop serving this server (set by :meth:`serve`), for work from other threads.
         self.loop: asyncio.AbstractEventLoop | None = None
         self._session_listeners: dict[ServerConnection, Listener] = {}
+        #: Whether the server is serving, and what its lifespan yielded (see :mod:`mcpkit.lifespan`).
+        self.running = Running(lifespan, self)
 
     # -- registration ------------------------------------------------------------------------------
 
@@ -314,14 +321,30 @@ class LowLevelServer:
     # -- serving -----------------------------------------------------------------------------------
 
     async def serve(self, transport: Transport, *, drain_seconds: float = _DEFAULT_DRAIN_SECONDS) -> None:
-        """Serve one connection until the peer closes it."""
-        session = self.connect(transport)
+        """Serve one connection until the peer closes it (the lifespan entered around it)."""
         try:
-            await session.peer.run()
-            await session.peer.drain(drain_seconds)
-        finally:
-            self.disconnect(session)
+            await self.running.enter()
+        except BaseException:
             await transport.aclose()
+            raise
+        try:
+            session = self.connect(transport)
+            try:
+                await session.peer.run()
+                await session.peer.drain(drain_seconds)
+            finally:
+                self.disconnect(session)
+                await transport.aclose()
+        finally:
+            await self.running.exit()
+
+    async def start_serving(self) -> None:
+        """Serving begins (an HTTP app's start): enter the lifespan. Raises ``StartupError``."""
+        await self.running.enter()
+
+    async def stop_serving(self) -> None:
+        """Serving ends (an HTTP app's shutdown): exit the lifespan."""
+        await self.running.exit()
 
     def connect(self, transport: Transport) -> ServerSession:
         """Start a conversation over *transport* (see :class:`mcpkit.kernel.Endpoint`): drive its
@@ -458,6 +481,7 @@ class LowLevelServer:
                 raise MethodNotFound(f"Method not found: {method}")
             meta = params.get("_meta")
             ctx = Context(outbound, request.id, method, scope, meta if isinstance(meta, dict) else {}, conn)
+            ctx.lifespan = self.running.value
             multi_round = scope.stateless and method in MRTR_METHODS
             if multi_round:
                 ctx.answers = merge_answers(self.state_sealer, method, params)
@@ -544,7 +568,10 @@ class LowLevelServer:
         *http_options* go to :meth:`http_app` (``allowed_hosts``, ``max_sessions``, ``body_timeout``,
         ``redis``...)."""
         if transport == "stdio":
-            run_async(self.serve_stdio())
+            try:
+                run_async(self.serve_stdio())
+            except StartupError as exc:  # one line, not a traceback, for whoever started us
+                raise SystemExit(f"mcpkit: {exc}") from None
         elif transport == "http":
             from .transports.fleet.workers import serve_workers
             from .transports.http._uvicorn import serve

@@ -29,7 +29,7 @@ import json
 import shlex
 from collections.abc import Callable, Coroutine, Iterator, Sequence
 from dataclasses import dataclass
-from typing import IO, TYPE_CHECKING, Any, Final
+from typing import IO, TYPE_CHECKING, Any, Final, cast
 
 import msgspec
 
@@ -58,6 +58,7 @@ from .callbacks import handshake_capabilities
 if TYPE_CHECKING:
     import httpx
 
+    from ..kernel import InProcess
     from ..transports.telemetry import Telemetry
 
 __all__ = [
@@ -97,7 +98,7 @@ def is_url(target: object) -> bool:
 
 
 async def open_transport(
-    target: str | Sequence[str] | Transport,
+    target: str | Sequence[str] | Transport | InProcess,
     *,
     env: dict[str, str] | None,
     cwd: str | None,
@@ -109,7 +110,8 @@ async def open_transport(
     """A Streamable HTTP transport for a URL (sending *headers* with every request, authorized by
     *auth*, an :class:`httpx.Auth` such as :class:`~mcpkit.client.auth.OAuth`), a spawned
     process for a command line (a string split as a shell would, or a list of arguments), or
-    *target* itself if it is a transport. Either reads no message larger than *max_message_bytes*."""
+    *target* itself if it is a transport; a server (``Client(server)``) is served in this process
+    for as long as the transport is open. Either reads no message larger than *max_message_bytes*."""
     if is_url(target):
         from ..transports.http_client import HTTPClientTransport  # httpx only for HTTP
 
@@ -120,6 +122,13 @@ async def open_transport(
         command = shlex.split(target)
     elif isinstance(target, (list, tuple)):
         command = list(target)
+    elif hasattr(target, "serve") and not hasattr(target, "receive"):  # a server: serve it here
+        from ..transports.memory import serve_in_process
+
+        server = cast("InProcess", target)
+        # Started here, so that a lifespan failing to start fails connect() with its own error.
+        await server.start_serving()
+        return serve_in_process(server.serve, server.stop_serving)
     else:
         return target  # type: ignore[return-value]  # a Transport given directly
     from ..transports.stdio import StdioClientTransport

@@ -52,6 +52,7 @@ from .subscriptions import Subscriptions
 if TYPE_CHECKING:
     import httpx
 
+    from ..kernel import InProcess
     from ..transports.telemetry import Telemetry
 
 __all__ = ["ClientCore", "LogCallback", "NotificationCallback"]
@@ -71,7 +72,7 @@ class ClientCore:
 
     def __init__(
         self,
-        target: str | Sequence[str] | Transport,
+        target: str | Sequence[str] | Transport | InProcess,
         *,
         protocol_version: str | None = None,
         client_info: Implementation = DEFAULT_INFO,

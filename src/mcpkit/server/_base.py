@@ -157,7 +157,7 @@ class ServerBase(LowLevelServer):
     _tools: dict[str, RegisteredTool]
     _resources: ResourceRegistry
     _prompts: PromptRegistry
-    _completers: dict[tuple[str, str, str], Callable[..., Any]]
+    _completers: dict[tuple[str, str, str], tuple[Callable[..., Any], bool]]  # fn, takes a Context
     _skills: SkillLibrary | None
     _background: set[asyncio.Task[None]]
     _closing: asyncio.Event | None

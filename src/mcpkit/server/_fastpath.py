@@ -101,6 +101,7 @@ class PlainCalls(ServerBase):
             ctx = Context(
                 outbound, request.id, "tools/call", scope, meta if isinstance(meta, dict) else {}, conn
             )
+            ctx.lifespan = self.running.value
             for param in signature.skipped:
                 kwargs[param] = ctx
         if signature.is_async:

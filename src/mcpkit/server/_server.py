@@ -74,7 +74,7 @@ class Server(ToolsAPI, AppsAPI, PromptsAPI):
         self._tools: dict[str, RegisteredTool] = {}
         self._resources = ResourceRegistry()
         self._prompts = PromptRegistry()
-        self._completers: dict[tuple[str, str, str], Callable[..., Any]] = {}
+        self._completers: dict[tuple[str, str, str], tuple[Callable[..., Any], bool]] = {}
         self._skills: SkillLibrary | None = None  # made by add_skills
         self.set_handler("tools/list", self._list_tools)
         self.set_handler("tools/call", self._call_tool)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
+import inspect
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -90,6 +90,7 @@ class PromptsAPI(ServerBase):
 
         Name either a *prompt* or a *resource* template, and the *argument* (or template variable).
         ``arguments`` holds the values the client has already filled in (``context.arguments``).
+        A third parameter, if *fn* has one, gets the request's :class:`~mcpkit.Context`.
         """
         if (prompt is None) == (resource is None):
             raise ValueError("name exactly one of prompt= or resource=")
@@ -100,7 +101,8 @@ class PromptsAPI(ServerBase):
         )
 
         def register(fn: F) -> F:
-            self._completers[key] = fn
+            takes_context = len(inspect.signature(fn).parameters) >= 3
+            self._completers[key] = (fn, takes_context)
             self.set_handler("completion/complete", self._complete)
             return fn
 
@@ -126,16 +128,15 @@ class PromptsAPI(ServerBase):
             raise InvalidParams(f"Unknown resource template: {target}")
         if kind not in ("ref/prompt", "ref/resource"):
             raise InvalidParams(f"unknown reference type {kind!r}")
-        completer = self._completers.get((kind, target, argument["name"]))  # type: ignore[arg-type]
-        if completer is None:
+        registered = self._completers.get((kind, target, argument["name"]))  # type: ignore[arg-type]
+        if registered is None:
             return {"completion": {"values": [], "hasMore": False}}
+        completer, takes_context = registered
         context = params.get("context")
         known = context.get("arguments", {}) if isinstance(context, dict) else {}
         value = argument.get("value", "")
-        if asyncio.iscoroutinefunction(completer):
-            found = await completer(value, known)
-        else:
-            found = completer(value, known)
+        called = completer(value, known, ctx) if takes_context else completer(value, known)
+        found = await called if inspect.isawaitable(called) else called
         if isinstance(found, Completion):
             return {"completion": msgspec.to_builtins(found)}
         values = [str(v) for v in found]

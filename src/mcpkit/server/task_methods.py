@@ -49,6 +49,7 @@ class TaskMethods(ServerBase):
     ) -> TaskRecord:
         """Start ``run(task_ctx)`` (a ``CallToolResult`` dict) as the caller's task."""
         task_ctx = Context(ctx.peer, ctx.request_id, ctx.method, ctx.scope, ctx.meta, ctx.connection)
+        task_ctx.lifespan = ctx.lifespan
         task_ctx.tasks = self.tasks
         task_ctx.auth = ctx.auth
         task_ctx.answers = ctx.answers  # a deferred task replays the rounds answered before it

@@ -274,6 +274,7 @@ class ToolsAPI(PlainCalls, TaskMethods):
         if timeout is not None and not timeout > 0:
             raise ValueError("timeout must be a positive number of seconds")
         signature = raw_signature(tool.input_schema, tool.description)
+
         async def call(arguments: dict[str, Any], ctx: Context) -> Any:
             return await fn(arguments, ctx)  # positionally: the user's parameters may be named anyhow
 

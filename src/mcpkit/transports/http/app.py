@@ -67,6 +67,7 @@ from .auth import AuthGate, ProtectedResourceMetadata, owner_of
 from .cors import CorsPolicy
 from .health import answer_probe
 from .legacy_sse import open_sse, post_message
+from .lifespan import Serving
 from .outage import answer_outages, unavailable
 from .resume import ResumableStream, new_resumable, replay
 from .roaming import REPLAYED, SessionFleet
@@ -155,6 +156,7 @@ class StreamableHTTPApp:
     ) -> None:
         self.server = server
         self.node = Node(state)
+        self.serving = Serving(server, self.node)
         if event_store is None and state is not None:
             event_store = state.events
         self.auth = AuthGate(auth) if auth is not None else None
@@ -194,10 +196,14 @@ class StreamableHTTPApp:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
-            await self._lifespan(receive, send)
+            await self.serving.lifespan(receive, send)
             return
         if scope["type"] != "http":
             return
+        if not self.serving.started:  # mounted where no ASGI lifespan runs: start at the first request
+            await self.serving.start_late(send)
+            if not self.serving.started:
+                return
         NETWORK_TRANSPORT.set("tcp")  # this request's task (and the handlers it starts): its spans
         if self.node.state is None:
             await self._http(scope, receive, send)
@@ -329,17 +335,6 @@ class StreamableHTTPApp:
             await error(send, exc.status, None, INVALID_REQUEST, str(exc))
             return
         await self._post(body, headers, _client_of(scope), receive, send, auth)
-
-    async def _lifespan(self, receive: Receive, send: Send) -> None:
-        while True:
-            message = await receive()
-            if message["type"] == "lifespan.startup":
-                await self.node.wait_joined()  # not joined yet: it goes on trying, /readyz says so
-                await send({"type": "lifespan.startup.complete"})
-            elif message["type"] == "lifespan.shutdown":
-                await self.node.leave()
-                await send({"type": "lifespan.shutdown.complete"})
-                return
 
     async def drain(self) -> None:
         """The process is about to stop: end the streams that would otherwise hold it up (every

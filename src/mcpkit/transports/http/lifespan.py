@@ -1,0 +1,65 @@
+"""The HTTP app's start and stop: the ASGI lifespan, or the first request where none runs.
+
+At start the node joins its fleet (if any) and the server enters its lifespan
+(:mod:`mcpkit.lifespan`); at shutdown the node leaves and the lifespan is exited. A server whose
+lifespan fails to start fails the ASGI startup with its one-line message (uvicorn then exits);
+mounted where no lifespan events come, the first request starts it and, if that fails, is answered
+503 with the message (the next request tries again).
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from ..._errors import INTERNAL_ERROR
+from ...kernel import Endpoint
+from ..fleet.node import Node
+from ._asgi import Receive, Send, error
+
+__all__ = ["Serving"]
+
+
+class Serving:
+    """Whether the app's server has started, and starting and stopping it."""
+
+    __slots__ = ("_lock", "endpoint", "node", "started")
+
+    def __init__(self, endpoint: Endpoint, node: Node) -> None:
+        self.endpoint = endpoint
+        self.node = node
+        self.started = False
+        self._lock: asyncio.Lock | None = None
+
+    async def _start(self) -> None:
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        async with self._lock:
+            if not self.started:
+                await self.endpoint.start_serving()
+                self.started = True
+
+    async def lifespan(self, receive: Receive, send: Send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await self.node.wait_joined()  # not joined yet: it goes on trying, /readyz says so
+                try:
+                    await self._start()
+                except Exception as exc:
+                    await send({"type": "lifespan.startup.failed", "message": str(exc)})
+                    return
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await self.node.leave()
+                if self.started:
+                    self.started = False
+                    await self.endpoint.stop_serving()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    async def start_late(self, send: Send) -> None:
+        """Start at a first request (no lifespan events came); on failure answer it 503."""
+        try:
+            await self._start()
+        except Exception as exc:
+            await error(send, 503, None, INTERNAL_ERROR, str(exc))
