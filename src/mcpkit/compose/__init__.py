@@ -1,0 +1,1 @@
+"""Servers made of other servers: mounted servers, proxies, and servers built from OpenAPI documents."""
