@@ -79,3 +79,16 @@ async def served_over_http(app: Any) -> AsyncIterator[str]:
 def api() -> Iterator[str]:
     """The base URL of a real HTTP API on 127.0.0.1 (a subprocess), one per test module."""
     yield from start_api()
+
+
+def structured(result: Any) -> dict[str, Any]:
+    """A tool result's ``structuredContent``, which must be there."""
+    assert isinstance(result.structured_content, dict), result
+    return result.structured_content
+
+
+def text(result: Any) -> str:
+    """The text of a result's first content block (a tool result or a resource's contents)."""
+    blocks = getattr(result, "content", None) or getattr(result, "contents", None)
+    assert blocks and isinstance(blocks[0].text, str), result
+    return blocks[0].text
