@@ -67,9 +67,23 @@ class Gateway:
             await gateway.server.serve_stdio()   # or gateway.server.http_app() in any ASGI server
     """
 
-    def __init__(self, config: HostConfig, *, name: str = "mcpkit-gateway", stderr: Any = None) -> None:
+    def __init__(
+        self,
+        config: HostConfig,
+        *,
+        name: str = "mcpkit-gateway",
+        stderr: Any = None,
+        server: Server | None = None,
+        **host_options: Any,
+    ) -> None:
+        """*server*: serve on this server's handler table instead of a new one (a proxy, whose
+        server outlives each gateway its lifespan starts); *host_options* go to the :class:`Host`."""
         self.bridge = Bridge(config.roots)
-        self.server = Server(name, instructions="Tools of several MCP servers, named SERVER__TOOL.")
+        self.server = (
+            server
+            if server is not None
+            else Server(name, instructions="Tools of several MCP servers, named SERVER__TOOL.")
+        )
         self.host = Host(
             config,
             sampling=self.bridge.sampling,
@@ -79,6 +93,7 @@ class Gateway:
             on_notification=self._notified,
             caller="gateway",
             stderr=stderr,
+            **host_options,
         )
         self._background: set[asyncio.Task[None]] = set()
         self.subscribers = Subscribers(self.host)
@@ -195,7 +210,9 @@ class Gateway:
 
         # A handshake-era upstream's questions name no call: a caller that can be asked gets an
         # upstream session of its own (see .bridge and mcpkit.host.pool).
-        lease = _lease(scope, ctx) if handshake_upstream and scope.can_be_asked else None
+        # (No pool, no lease: a server reached through one given Client, which cannot be copied.)
+        pooled = handshake_upstream and scope.can_be_asked and upstream.config.max_sessions > 0
+        lease = _lease(scope, ctx) if pooled else None
         guard = self.bridge.guard(scope) if lease is None else None
         with self.bridge.calling(scope):
             scope.call = asyncio.ensure_future(

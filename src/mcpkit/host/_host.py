@@ -23,6 +23,7 @@ from typing import Any, Self
 
 import msgspec
 
+from .. import _naming as naming
 from .._errors import InvalidParams, MCPError, ResourceNotFound
 from .._mrtr import InputRequired
 from ..client.exchange import ProgressCallback
@@ -36,7 +37,6 @@ from ..types import (
     ResourceTemplate,
     Tool,
 )
-from .. import _naming as naming
 from . import aggregate
 from .audit import AuditLog, default_audit_path
 from .governance import (
@@ -53,7 +53,7 @@ from .model import DEFAULT_REDACT, HostConfig
 from .pool import Lease
 from .restarts import MAX_RESTARTS
 from .subscriptions import Subscriptions
-from .upstream import ServerStatus, Upstream, UpstreamHooks
+from .upstream import ClientFactory, ServerStatus, Upstream, UpstreamHooks
 
 __all__ = ["Host"]
 
@@ -80,6 +80,11 @@ class Host:
         connect_timeout: seconds :meth:`start` waits for servers' first connection; a server still
             connecting then goes on in the background (its status says ``starting``).
         stderr: where stdio servers' stderr goes (default: ours).
+        prefixed: name tools and prompts ``server__name`` (false: their own names, for a proxy of
+            one server; see :mod:`mcpkit.compose.proxy`).
+        client_factory: ``fn(config, options) -> Client`` making each connection to a server from
+            the host's keyword arguments for :class:`~mcpkit.Client` (default: ``Client(config.target,
+            **options)``); a proxy adds its caller's options, or hands over a ``Client`` of its own.
     """
 
     def __init__(
@@ -98,8 +103,11 @@ class Host:
         max_restarts: int | None = MAX_RESTARTS,
         connect_timeout: float = 30.0,
         stderr: Any = None,
+        prefixed: bool = True,
+        client_factory: ClientFactory | None = None,
     ) -> None:
         self.config = config
+        self.prefixed = prefixed
         self.ask = ask
         self.sampling = sampling
         self.elicitation = elicitation
@@ -118,7 +126,14 @@ class Host:
         self.audit = audit
         hooks = UpstreamHooks(self._client_options, self._notified, self._lists_changed)
         self.upstreams: dict[str, Upstream] = {
-            key: Upstream(server, hooks, restart=restart, stderr=stderr, max_restarts=max_restarts)
+            key: Upstream(
+                server,
+                hooks,
+                restart=restart,
+                stderr=stderr,
+                max_restarts=max_restarts,
+                client_factory=client_factory,
+            )
             for key, server in config.servers.items()
         }
         self._tables = aggregate.Tables()
@@ -214,7 +229,7 @@ class Host:
 
     def _rebuild(self) -> None:
         live = [(u.config, u) for u in self.upstreams.values()]
-        self._tables = aggregate.build(live, self.config.rename)
+        self._tables = aggregate.build(live, self.config.rename, prefixed=self.prefixed)
         published = {
             "tools": list(self._tables.tools),
             "prompts": list(self._tables.prompts),
@@ -249,8 +264,12 @@ class Host:
 
     def _unknown(self, kind: str, name: str) -> MCPError:
         """Why *name* is not there: its server is down (Unavailable), or there is no such thing."""
-        parts = naming.split(name)
-        upstream = self.upstreams.get(parts[0]) if parts is not None else None
+        if self.prefixed:
+            parts = naming.split(name)
+            upstream = self.upstreams.get(parts[0]) if parts is not None else None
+        else:  # unprefixed names say nothing of their server: a lone server is the one meant
+            lone = list(self.upstreams.values())
+            upstream = lone[0] if len(lone) == 1 else None
         if upstream is not None and upstream.status.state != "ready":
             return upstream.unavailable()
         return InvalidParams(f"Unknown {kind}: {name}")

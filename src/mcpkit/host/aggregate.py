@@ -15,9 +15,9 @@ from typing import Any
 
 import msgspec
 
+from .. import _naming as naming
 from .._uritemplate import UriTemplate
 from ..types import Prompt, Resource, ResourceTemplate, Tool
-from .. import _naming as naming
 from .model import ServerConfig
 
 __all__ = ["Routed", "Tables", "build", "tool_allowed"]
@@ -57,22 +57,25 @@ def tool_allowed(config: ServerConfig, name: str) -> bool:
     return not any(fnmatch.fnmatchcase(name, g) for g in config.deny_tools)
 
 
-def build(servers: Iterable[tuple[ServerConfig, Any]], rename: dict[str, str]) -> Tables:
+def build(
+    servers: Iterable[tuple[ServerConfig, Any]], rename: dict[str, str], *, prefixed: bool = True
+) -> Tables:
     """The tables for *servers* (config order; each with an object holding ``tools``, ``prompts``,
-    ``resources``, ``templates`` lists)."""
+    ``resources``, ``templates`` lists); without *prefixed*, tools and prompts keep their own names
+    (a proxy of one server)."""
     tables = Tables()
     for config, lists in servers:
         key = config.key
         for tool in lists.tools:
             if not tool_allowed(config, tool.name):
                 continue
-            exposed = _name(key, tool.name, rename)
+            exposed = _name(key, tool.name, rename, prefixed)
             if exposed in tables.tools:
                 tables.conflicts.append(f"tool {exposed!r} of {key!r} left out: the name is taken")
                 continue
             tables.tools[exposed] = (Routed(key, tool.name), msgspec.structs.replace(tool, name=exposed))
         for prompt in lists.prompts:
-            exposed = _name(key, prompt.name, rename)
+            exposed = _name(key, prompt.name, rename, prefixed)
             if exposed in tables.prompts:
                 tables.conflicts.append(f"prompt {exposed!r} of {key!r} left out: the name is taken")
                 continue
@@ -97,6 +100,6 @@ def build(servers: Iterable[tuple[ServerConfig, Any]], rename: dict[str, str]) -
     return tables
 
 
-def _name(key: str, name: str, rename: dict[str, str]) -> str:
-    exposed = naming.exposed_name(key, name)
+def _name(key: str, name: str, rename: dict[str, str], prefixed: bool) -> str:
+    exposed = naming.exposed_name(key, name) if prefixed else name
     return rename.get(exposed, exposed)

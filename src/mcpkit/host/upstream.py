@@ -33,6 +33,7 @@ __all__ = [
     "BACKOFF_MAX",
     "BACKOFF_START",
     "MAX_RESTARTS",
+    "ClientFactory",
     "ServerStatus",
     "Unavailable",
     "Upstream",
@@ -45,6 +46,9 @@ T = TypeVar("T")
 _LEASE_TIMEOUT: Final = 120.0  # seconds a call waits for a caller session when the server sets no timeout
 
 State = Literal["starting", "ready", "restarting", "failed", "disabled", "closed"]
+
+#: ``fn(config, options) -> Client``: one connection to a server, from ``Client`` keyword arguments.
+ClientFactory = Callable[[ServerConfig, dict[str, Any]], Client]
 
 
 class Unavailable(MCPError):
@@ -85,8 +89,10 @@ class Upstream:
         restart: bool = True,
         stderr: Any = None,
         max_restarts: int | None = MAX_RESTARTS,
+        client_factory: ClientFactory | None = None,
     ) -> None:
         self.config = config
+        self.client_factory = client_factory
         self.hooks = hooks
         self.restart = restart
         self.stderr = stderr
@@ -245,6 +251,8 @@ class Upstream:
         target: Any = config.target
         if config.transport == "sse" and isinstance(target, str):
             options["protocol_version"] = options["protocol_version"] or "2024-11-05"
+        if self.client_factory is not None:
+            return self.client_factory(config, options)
         return Client(target, **options)
 
     async def _wait_for_end(self) -> str:
