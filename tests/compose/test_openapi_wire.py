@@ -126,3 +126,23 @@ def test_the_callers_credentials_never_reach_the_api(api: str, version: str) -> 
     assert secret not in json.dumps(seen)
     assert seen["headers"]["x-api-key"] == "configured"
     assert not any(name.startswith("mcp-") for name in seen["headers"])
+
+
+@pytest.mark.parametrize("version", ERAS)
+def test_the_example_serves_its_pet_store_over_stdio(version: str) -> None:
+    """``python examples/openapi_server.py``: the document beside it, the API it starts itself."""
+    from ..conftest import EXAMPLES
+
+    async def main() -> None:
+        command = [sys.executable, str(EXAMPLES / "openapi_server.py")]
+        async with Client(command, protocol_version=version) as client:
+            assert [t.name for t in await client.list_tools()] == ["listPets", "addPet", "adoptPet"]
+            cats = structured(await client.call_tool("listPets", {"species": "cat"}))
+            assert cats == {"result": [{"id": 1, "name": "Whiskers", "species": "cat", "age": 3}]}
+            added = structured(await client.call_tool("addPet", {"name": "Nibbles", "species": "rabbit"}))
+            read = await client.read_resource(f"openapi://pet-store/pets/{added['id']}")
+            assert json.loads(text(read))["name"] == "Nibbles"
+            refused = await client.call_tool("addPet", {"name": "Nemo", "species": "fish"})
+            assert refused.is_error and "answered HTTP 422" in text(refused)
+
+    run(main())
