@@ -64,6 +64,7 @@ LAYERS: Final[list[tuple[float, str, tuple[str, ...]]]] = [
             "task_records",
             "kernel",
             "lifespan",
+            "_middleware",
             "listeners",
             "extension",
             "auth",
@@ -72,8 +73,8 @@ LAYERS: Final[list[tuple[float, str, tuple[str, ...]]]] = [
     ),
     (2, "transports", ("transports", "transports.*")),
     (2.5, "extensions", ("skills", "skills.*")),
-    (3, "APIs", ("lowlevel", "server", "server.*", "client", "client.*")),
-    # A host is a client of many servers: it stands on the client, and the gateway (L4) serves it.
+    (3, "APIs", ("lowlevel", "_changes", "_entry", "server", "server.*", "client", "client.*")),
+    # A host is a client of many servers: it stands on the client, and the gateway serves it.
     (3.5, "host", ("host", "host.*")),
     # Servers made of other servers: proxies (a client inside a server), OpenAPI documents, and the
     # gateway (a host served as one server). It stands on the server, the client and the host.

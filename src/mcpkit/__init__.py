@@ -47,7 +47,7 @@ from .context import Context
 from .kernel import Endpoint, InProcess, Outbound, ServerSession
 from .lifespan import StartupError
 from .lowlevel import Listener, LowLevelServer
-from .server import Server, ToolOptions, UIResourceOptions
+from .server import Call, CallNext, Middleware, Server, ToolOptions, UIResourceOptions
 from .session import Peer
 from .tasks import InMemoryTaskStore, TaskRecord, TaskRunner, TaskShare, TaskStore
 from .transports.base import Transport
@@ -152,6 +152,8 @@ __all__ = [
     "AudioContent",
     "AuthInfo",
     "Backoff",
+    "Call",
+    "CallNext",
     "CallToolResult",
     "Client",
     "ClientCredentials",
@@ -188,6 +190,7 @@ __all__ = [
     "MemoryState",
     "MemoryTokenStore",
     "MethodNotFound",
+    "Middleware",
     "MissingClientCapability",
     "Notification",
     "OAuth",

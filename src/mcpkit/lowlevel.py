@@ -25,31 +25,33 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar
 
 import msgspec
 
 from . import _jsonrpc as jsonrpc
+from ._changes import Announcing
 from ._connection import META_SERVER_INFO, Scope, ServerConnection
+from ._entry import Entrypoints, run_async
 from ._errors import InternalError, InvalidParams, MethodNotFound, ResourceNotFound
 from ._methods import CACHEABLE_METHODS, METHOD_FEATURES, METHODS, MRTR_METHODS
+from ._middleware import Call, MiddlewareAPI, MiddlewareStack
 from ._mrtr import InputRequired, StateSealer, merge_answers
 from ._versions import SUPPORTED_VERSIONS, has
 from .context import LOG_LEVELS, Context
 from .kernel import Outbound, ServerSession
-from .lifespan import LifespanFn, Running, StartupError
+from .lifespan import LifespanFn, Running
 from .listeners import Listener
 from .session import Peer, ready
 from .transports.base import Transport
 from .types import CallToolResult, Icon, Implementation, Tool
 
 if TYPE_CHECKING:
-    from .tasks import TaskRunner
     from .transports.fleet import SharedState
     from .transports.telemetry import Telemetry
 
-__all__ = ["Handler", "Listener", "LowLevelServer"]
+__all__ = ["Handler", "Listener", "LowLevelServer", "run_async"]
 
 logger = logging.getLogger("mcpkit.server")
 
@@ -58,12 +60,10 @@ H = TypeVar("H", bound=Handler)
 F = TypeVar("F", bound=Callable[..., Any])
 
 _DEFAULT_DRAIN_SECONDS: Final = 5.0
-#: The fleet channel that carries list changes and resource updates to every process.
-_CHANGES: Final = "changes"
 _to_builtins: Final = msgspec.to_builtins
 
 
-class LowLevelServer:
+class LowLevelServer(Announcing, MiddlewareAPI, Entrypoints):
     """An MCP server built from one handler per method.
 
     Args:
@@ -137,6 +137,7 @@ class LowLevelServer:
         #: The event loop serving this server (set by :meth:`serve`), for work from other threads.
         self.loop: asyncio.AbstractEventLoop | None = None
         self._session_listeners: dict[ServerConnection, Listener] = {}
+        self._middleware: MiddlewareStack | None = None  # none until one is added: nothing to pay
         #: Whether the server is serving, and what its lifespan yielded (see :mod:`mcpkit.lifespan`).
         self.running = Running(lifespan, self)
 
@@ -196,94 +197,9 @@ class LowLevelServer:
 
         return register
 
-    # -- telling clients about changes -------------------------------------------------------------
-
-    #: The list kinds this server announces changes of; servers with changing lists extend it.
-    list_changed_kinds: frozenset[str] = frozenset()
-
-    async def notify_list_changed(self, kind: str) -> None:
-        """Send ``notifications/<kind>/list_changed`` to everyone who asked (kind: tools, prompts,
-        resources), in every process of a fleet. Waits for no listener: each has a queue and a
-        writer of its own."""
-        if self.shared is not None and await self._published(msgspec.json.encode([kind, None])):
-            return
-        self._tell_list_changed(kind)
-
-    async def notify_resource_updated(self, uri: str) -> None:
-        """Send ``notifications/resources/updated`` to the subscribers of *uri*, in every process
-        of a fleet (waiting for none)."""
-        if self.shared is not None and await self._published(msgspec.json.encode([None, uri])):
-            return
-        self._tell_resource_updated(uri)
-
-    async def _published(self, change: bytes) -> bool:
-        """Announce *change* to the fleet; ``False`` if its shared state cannot be reached now.
-        Then only this process's listeners hear of it: the change was made (a tool that made it
-        has done its work, and failing it would invite a second run), and a list change is worth
-        telling whoever can be told."""
-        from .transports.fleet.state import StateUnavailable
-
-        assert self.shared is not None
-        try:
-            await self.shared.publish(_CHANGES, change)
-        except StateUnavailable as exc:
-            logger.warning("a change was announced to this process only: %s", exc.detail)
-            return False
-        return True
-
-    def _tell_list_changed(self, kind: str) -> None:
-        for listener in list(self.listeners):
-            if kind in listener.kinds:
-                listener.offer(f"notifications/{kind}/list_changed", {})
-
-    def _tell_resource_updated(self, uri: str) -> None:
-        for listener in list(self.listeners):
-            if uri in listener.uris:
-                listener.offer("notifications/resources/updated", {"uri": uri})
-
-    # -- in a fleet --------------------------------------------------------------------------------
-
-    #: Runs tools started as tasks (the friendly :class:`~mcpkit.Server` has one).
-    tasks: TaskRunner | None = None
-
-    async def join_fleet(self, state: SharedState, node: str | None = None) -> None:
-        """Serve as one process of a fleet sharing *state*: the ``requestState`` key is the
-        fleet's (unless ``state_key=`` was given), changes announced anywhere reach this process's
-        listeners, and tasks are shared. The HTTP app calls this at startup (``http_app(redis=)``),
-        naming its *node* (whose heartbeat tells the others that its tasks still run)."""
-        if self.shared is state:
-            return
-        if not self._own_state_key:
-            secret = await state.shared_secret("request-state-key")
-            self.state_sealer = StateSealer(secret, self.state_sealer.ttl)
-        await state.subscribe(_CHANGES, self._heard_change)
-        if self.tasks is not None:
-            await self.tasks.share(state, node)
-        self.loop = asyncio.get_running_loop()
-        self.shared = state
-
-    def _heard_change(self, data: bytes) -> None:
-        try:
-            kind, uri = msgspec.json.decode(data)
-        except (ValueError, TypeError):
-            logger.warning("ignoring a malformed change message from the fleet")
-            return
-        if isinstance(kind, str):
-            self._tell_list_changed(kind)
-        elif isinstance(uri, str):
-            self._tell_resource_updated(uri)
-
     def mirrored_parameters(self, tool: str) -> dict[str, tuple[str, ...]]:
         """``{header: argument path}`` of a tool's ``x-mcp-header`` parameters (HTTP checks them)."""
         return {}
-
-    async def close_subscriptions(self) -> None:
-        """End every ``subscriptions/listen`` stream gracefully (e.g. before shutting down); the
-        low-level server keeps none."""
-
-    def session_listener(self, conn: ServerConnection) -> Listener | None:
-        """The listener of *conn*'s handshake-era session, once it is initialized."""
-        return self._session_listeners.get(conn)
 
     # -- what the server offers --------------------------------------------------------------------
 
@@ -469,14 +385,20 @@ class LowLevelServer:
             raise MethodNotFound(
                 f"Method not found: {method} (not part of protocol revision {scope.version})"
             )
-        if method == "ping":
+        layers = self._middleware.layers_for(method) if self._middleware is not None else None
+        if layers:
+            handler: Handler | None = self._builtin_handler(method, conn, scope)
+        elif method == "ping":
             return {}
-        if method == "server/discover":
+        elif method == "server/discover":
+            handler = None
             result: Any = self._discover(scope)
         elif method == "logging/setLevel":
+            handler = None
             result = self._set_level(conn, params)
         else:
             handler = self._handlers.get(method)
+        if handler is not None or layers:
             if handler is None:
                 raise MethodNotFound(f"Method not found: {method}")
             meta = params.get("_meta")
@@ -486,7 +408,11 @@ class LowLevelServer:
             if multi_round:
                 ctx.answers = merge_answers(self.state_sealer, method, params)
             try:
-                result = await handler(params, ctx)
+                if layers:
+                    assert self._middleware is not None
+                    result = await self._middleware.run(layers, Call(method, params, ctx), handler)
+                else:
+                    result = await handler(params, ctx)
             except InputRequired as need:
                 if not multi_round:
                     raise InternalError(f"{method} cannot ask the client for input") from None
@@ -495,11 +421,38 @@ class LowLevelServer:
                 if scope.stateless:  # 2026-07-28 names a missing resource -32602
                     raise InvalidParams(exc.message, exc.data) from None
                 raise
+            if method == "ping":
+                return result
+        elif method not in ("server/discover", "logging/setLevel"):
+            raise MethodNotFound(f"Method not found: {method}")
         if not isinstance(result, dict):
             result = _to_builtins(result)
         if scope.stateless:
             self._complete_stateless(method, result, scope)
         return result
+
+    def _builtin_handler(self, method: str, conn: ServerConnection, scope: Scope) -> Handler | None:
+        """The handler of *method* as middleware sees it: the server's own answers to ``ping``,
+        ``server/discover`` and ``logging/setLevel`` as handlers too."""
+        if method == "ping":
+
+            async def ping(params: dict[str, Any], ctx: Context) -> dict[str, Any]:
+                return {}
+
+            return ping
+        if method == "server/discover":
+
+            async def discover(params: dict[str, Any], ctx: Context) -> dict[str, Any]:
+                return self._discover(scope)
+
+            return discover
+        if method == "logging/setLevel":
+
+            async def set_level(params: dict[str, Any], ctx: Context) -> dict[str, Any]:
+                return self._set_level(conn, params)
+
+            return set_level
+        return self._handlers.get(method)
 
     def _input_required(
         self, method: str, params: dict[str, Any], answers: dict[str, Any], need: InputRequired
@@ -539,104 +492,3 @@ class LowLevelServer:
             raise InvalidParams(f"invalid log level {level!r}; expected one of {', '.join(LOG_LEVELS)}")
         conn.set_log_level(level)
         return {}
-
-    def run(
-        self,
-        transport: str = "stdio",
-        *,
-        host: str = "127.0.0.1",
-        port: int = 8000,
-        max_header_bytes: int = 64 * 1024,
-        max_header_count: int = 100,
-        header_timeout: float = 10.0,
-        keep_alive_timeout: int = 5,
-        trusted_proxies: Sequence[str] = (),
-        workers: int = 1,
-        **http_options: Any,
-    ) -> None:
-        """Serve over *transport* (blocking): ``"stdio"`` until the client goes away, or ``"http"``
-        (Streamable HTTP at ``http://host:port/mcp``, served by uvicorn) until interrupted.
-
-        For HTTP, *max_header_bytes* bounds a request's head and *max_header_count* its header
-        fields (431 and the connection closed beyond either), *header_timeout* the seconds it may
-        take to arrive (then 408), and *keep_alive_timeout* how long an idle connection is kept.
-        *trusted_proxies* (addresses or networks, ``"*"`` for any) are believed when they say who
-        the client is (``X-Forwarded-For``), so per-client limits count clients, not the proxy.
-        *workers* > 1 serves the port from that many processes sharing their state through
-        ``redis=`` (a URL, or ``"auto"``: a ``redis-server`` of their own, started and stopped with
-        them; see :mod:`mcpkit.transports.fleet.workers`).
-        *http_options* go to :meth:`http_app` (``allowed_hosts``, ``max_sessions``, ``body_timeout``,
-        ``redis``...)."""
-        if transport == "stdio":
-            try:
-                run_async(self.serve_stdio())
-            except StartupError as exc:  # one line, not a traceback, for whoever started us
-                raise SystemExit(f"mcpkit: {exc}") from None
-        elif transport == "http":
-            from .transports.fleet.workers import serve_workers
-            from .transports.http._uvicorn import serve
-
-            def serve_one(sock: Any = None) -> None:
-                app = self.http_app(**http_options)
-                serve(
-                    app,
-                    host=host,
-                    port=port,
-                    max_header_bytes=max_header_bytes,
-                    max_header_count=max_header_count,
-                    header_timeout=header_timeout,
-                    keep_alive_timeout=keep_alive_timeout,
-                    trusted_proxies=trusted_proxies,
-                    sock=sock,
-                    drain=app.drain,
-                )
-
-            if workers <= 1 and http_options.get("redis") != "auto":
-                serve_one()
-            else:
-                serve_workers(workers, host, port, http_options, serve_one)
-        else:
-            raise ValueError(f"unknown transport {transport!r}; expected 'stdio' or 'http'")
-
-    def http_app(self, *, redis: str | None = None, **options: Any) -> Any:
-        """This server as an ASGI app (see :class:`mcpkit.transports.http.StreamableHTTPApp`
-        for the options); mount it in any ASGI framework.
-
-        *redis* (``redis://host:6379/0``) makes it one node of a fleet whose state is kept there
-        (``pip install 'mcpkit[redis]'``): give every node the same URL and put them behind any
-        load balancer (see ``docs/deployment.md``). ``state=`` takes any
-        :class:`~mcpkit.transports.fleet.SharedState` instead."""
-        from .transports.http import StreamableHTTPApp
-
-        if redis is not None:
-            from .transports.fleet import open_state
-
-            options["state"] = open_state(redis, prefix=f"mcpkit:{self.info.name}:")
-        app = StreamableHTTPApp(self, **options)
-        app.node.on_drain.append(self.close_subscriptions)
-        state = options.get("state")
-        if state is not None:
-
-            async def join() -> None:
-                await self.join_fleet(state, app.node.id)
-
-            app.node.on_join.append(join)
-        return app
-
-    async def serve_stdio(self) -> None:
-        """Serve this process's stdin/stdout (see :mod:`mcpkit.transports.stdio`)."""
-        from .transports.stdio import StdioServerTransport
-        from .transports.telemetry import NETWORK_TRANSPORT
-
-        NETWORK_TRANSPORT.set("pipe")  # what this task's spans say, and the handlers' it starts
-        await self.serve(await StdioServerTransport.open())
-
-
-def run_async(main: Coroutine[Any, Any, None]) -> None:
-    """Run *main* on uvloop where it is installed, else on the standard loop."""
-    try:
-        import uvloop
-    except ImportError:  # pragma: no cover - uvloop is a dependency where it builds
-        asyncio.run(main)
-        return
-    uvloop.run(main)

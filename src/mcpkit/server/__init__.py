@@ -4,8 +4,9 @@
 :mod:`.prompts`) over the state they share (:mod:`._base`), all on :class:`~mcpkit.LowLevelServer`.
 """
 
+from .._middleware import Call, CallNext, Middleware
 from ._server import Server
 from .apps import UIResourceOptions
 from .tools import ToolOptions
 
-__all__ = ["Server", "ToolOptions", "UIResourceOptions"]
+__all__ = ["Call", "CallNext", "Middleware", "Server", "ToolOptions", "UIResourceOptions"]

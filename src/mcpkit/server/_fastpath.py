@@ -64,6 +64,7 @@ class PlainCalls(ServerBase):
         tool = self._tools.get(name) if isinstance(name, str) else None
         if (
             tool is None
+            or self._middleware is not None
             or self.telemetry is not None
             or "task" in params
             or tool.signature.inline

@@ -1,0 +1,181 @@
+"""Middleware: functions run around a server's requests, outermost first.
+
+::
+
+    @server.middleware
+    async def timing(call: Call, call_next: CallNext) -> Any:
+        started = time.perf_counter()
+        try:
+            return await call_next(call)
+        finally:
+            print(call.method, time.perf_counter() - started)
+
+    @server.middleware("tools/call")
+    async def no_deletes(call: Call, call_next: CallNext) -> Any:
+        if call.params.get("name", "").startswith("delete"):
+            raise ToolError("deleting is switched off")  # the tool does not run
+        return await call_next(call)
+
+A middleware gets the :class:`Call` (``method``, ``params``, ``context``) and ``call_next``, which
+runs the rest of the chain and then the method, and returns its result: for ``tools/call`` a
+:class:`~mcpkit.CallToolResult` (the middleware may return another, e.g. one made with
+``msgspec.structs.replace``), for other methods the result as a dict. Raising
+:class:`~mcpkit.ToolError` in a ``tools/call`` middleware answers the call with a tool error
+(``isError``) and the tool does not run (the middleware around it get that result from
+``call_next``, as they would a tool's own error); raising any other ``MCPError`` answers that error.
+
+Both eras look the same from here: a handshake-era request and a 2026-07-28 one carry the same
+``params`` (``_meta`` included), and each round of a multi round-trip request (2026-07-28
+``input_required``) is a request of its own that the chain sees whole; a tool asking for input
+raises through the chain (let it pass). A call the client starts as a task returns the task's
+creation result (a dict) to the chain, not the tool's eventual result. The ``initialize``
+handshake itself passes no middleware.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Final, overload
+
+import msgspec
+
+from ._compat import shape_call_result
+from ._errors import ToolError
+from .types import CallToolResult, TextContent
+
+if TYPE_CHECKING:
+    from .context import Context
+
+__all__ = ["Call", "CallNext", "Middleware", "MiddlewareAPI", "MiddlewareStack"]
+
+CallNext = Callable[["Call"], Awaitable[Any]]
+Middleware = Callable[["Call", CallNext], Awaitable[Any]]
+
+_convert: Final = msgspec.convert
+_to_builtins: Final = msgspec.to_builtins
+
+
+class Call:
+    """One request on its way through the middleware: what was asked, and its context."""
+
+    __slots__ = ("context", "method", "params")
+
+    def __init__(self, method: str, params: dict[str, Any], context: Context) -> None:
+        self.method = method
+        #: The request's params (a dict; ``{}`` when it had none). A middleware may pass on a
+        #: changed copy: ``await call_next(Call(call.method, {...}, call.context))``.
+        self.params = params
+        self.context = context
+
+    def __repr__(self) -> str:
+        return f"Call({self.method!r}, {self.params!r})"
+
+
+def _chain(middleware: list[Middleware], endpoint: CallNext, *, tool_calls: bool = False) -> CallNext:
+    """*endpoint* wrapped in *middleware*, the first outermost."""
+    wrap = _tool_layer if tool_calls else _layer
+    wrapped = endpoint
+    for layer in reversed(middleware):
+        wrapped = wrap(layer, wrapped)
+    return wrapped
+
+
+def _layer(layer: Middleware, inner: CallNext) -> CallNext:
+    def through(call: Call) -> Awaitable[Any]:
+        return layer(call, inner)
+
+    return through
+
+
+def _tool_layer(layer: Middleware, inner: CallNext) -> CallNext:
+    # A ToolError raised in a tools/call middleware is the call's answer: the middleware around it
+    # sees that tool error as a result, as it sees a tool's own.
+    async def through(call: Call) -> Any:
+        try:
+            return await layer(call, inner)
+        except ToolError as exc:
+            return CallToolResult(content=[TextContent(text=str(exc))], is_error=True)
+
+    return through
+
+
+def _is_call_result(result: Any) -> bool:
+    # A tool's outcome, as opposed to a task's creation (2025-11-25 "task", 2026-07-28 resultType).
+    return (
+        isinstance(result, dict)
+        and "content" in result
+        and "task" not in result
+        and "resultType" not in result
+    )
+
+
+class MiddlewareStack:
+    """A server's middleware, each for every method or for some, and each method's chain."""
+
+    __slots__ = ("_chains", "_layers")
+
+    def __init__(self) -> None:
+        self._layers: list[tuple[Middleware, frozenset[str] | None]] = []
+        self._chains: dict[str, list[Middleware]] = {}
+
+    def add(self, fn: Middleware, methods: frozenset[str] | None) -> None:
+        self._layers.append((fn, methods))
+        self._chains.clear()
+
+    def __bool__(self) -> bool:
+        return bool(self._layers)
+
+    def layers_for(self, method: str) -> list[Middleware]:
+        """The middleware that runs around *method*, outermost first (may be empty)."""
+        found = self._chains.get(method)
+        if found is None:
+            found = self._chains[method] = [fn for fn, only in self._layers if only is None or method in only]
+        return found
+
+    async def run(self, layers: list[Middleware], call: Call, handler: Callable[..., Awaitable[Any]]) -> Any:
+        """Run *call* through *layers* to ``handler(params, ctx)``; the handler's result, as the
+        wire has it (a ``tools/call`` result as a dict again)."""
+        if call.method != "tools/call":
+            return await _chain(layers, lambda c: handler(c.params, c.context))(call)
+
+        async def endpoint(c: Call) -> Any:
+            result = await handler(c.params, c.context)
+            return _convert(result, CallToolResult) if _is_call_result(result) else result
+
+        result = await _chain(layers, endpoint, tool_calls=True)(call)
+        if isinstance(result, CallToolResult):
+            return shape_call_result(_to_builtins(result), call.context.scope)
+        return result
+
+
+class MiddlewareAPI:
+    """Part of :class:`~mcpkit.LowLevelServer`: registering middleware."""
+
+    _middleware: MiddlewareStack | None
+
+    @overload
+    def middleware(self, fn: Middleware, /) -> Middleware: ...
+    @overload
+    def middleware(self, *methods: str) -> Callable[[Middleware], Middleware]: ...
+    def middleware(self, *args: Any) -> Any:
+        """Register ``async def mw(call, call_next)`` to run around every request
+        (``@server.middleware``), or around the named methods only
+        (``@server.middleware("tools/call", "prompts/get")``). The first registered runs
+        outermost. See :mod:`mcpkit._middleware` for what a middleware sees and may do."""
+        if len(args) == 1 and callable(args[0]):
+            self.add_middleware(args[0])
+            return args[0]
+        if not all(isinstance(method, str) for method in args):
+            raise TypeError("@server.middleware takes the function, or the names of methods")
+
+        def register(fn: Middleware) -> Middleware:
+            self.add_middleware(fn, methods=args or None)
+            return fn
+
+        return register
+
+    def add_middleware(self, fn: Middleware, *, methods: Sequence[str] | None = None) -> None:
+        """Run *fn* around every request, or around *methods* only (see :meth:`middleware`)."""
+        if self._middleware is None:
+            self._middleware = MiddlewareStack()
+        self._middleware.add(fn, frozenset(methods) if methods is not None else None)
