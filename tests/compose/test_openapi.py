@@ -369,3 +369,20 @@ def test_the_fallback_name_is_a_valid_stable_tool_name(method: str, path: str) -
     assert 0 < len(name) <= 128 and set(name) <= TOOL_NAME_CHARS
     assert name == fallback_name(method.upper(), path)  # stable, whatever the method's case
     assert name.startswith(method + "_")
+
+
+def test_the_docstring_examples_run() -> None:
+    import doctest
+
+    from mcpkit.compose.openapi import _build, _operations, routes
+
+    for module in (_build, _operations, routes):
+        failed, attempted = doctest.testmod(module)
+        assert attempted > 0 and failed == 0, module.__name__
+
+
+def test_from_fastapi_refuses_forward_headers_too() -> None:
+    from mcpkit.compose.openapi import from_fastapi
+
+    with pytest.raises(NotImplementedError, match="forward_headers is not supported yet"):
+        from_fastapi(object(), forward_headers=["x-tenant"])

@@ -88,11 +88,7 @@ def from_openapi(
         >>> [(t.name, t.input_schema["required"]) for t in server.tools]
         [('getPet', ['id'])]
     """
-    if forward_headers:
-        raise NotImplementedError(
-            "forward_headers is not supported yet: a tool cannot see the incoming HTTP request's "
-            "headers; send fixed ones with headers=..."
-        )
+    _refuse_forwarding(forward_headers)
     if max_response_bytes < 1:
         raise ValueError("max_response_bytes must be at least 1")
     document, source = load_document(spec, timeout)
@@ -125,14 +121,25 @@ def from_fastapi(
     *base_url* only names the host the app sees (default ``http://fastapi``). The app's own lifespan
     is not run: start what it needs before serving. See :func:`from_openapi` for the other arguments.
     """
-    if forward_headers:
-        return from_openapi({}, forward_headers=forward_headers)  # the same refusal, said once
+    _refuse_forwarding(forward_headers)
+    if max_response_bytes < 1:
+        raise ValueError("max_response_bytes must be at least 1")
     document = app.openapi()
     check_version(document)
     requester = Requester(base_url or "http://fastapi", headers or {}, timeout, max_response_bytes)
     return _build(
         document, requester, _Clients(client, app), name or app.title, route_maps or (), server_options
     )
+
+
+def _refuse_forwarding(forward_headers: Collection[str]) -> None:
+    # A tool's handler sees the MCP request, not the HTTP request that carried it: until it can,
+    # forwarding would send nothing, and saying so beats a silently missing header.
+    if forward_headers:
+        raise NotImplementedError(
+            "forward_headers is not supported yet: a tool cannot see the incoming HTTP request's "
+            "headers; send fixed ones with headers=..."
+        )
 
 
 class _Clients:
