@@ -149,9 +149,9 @@ def test_upstream_questions_reach_the_caller(upstream: str | None, caller: str |
     run(main())
 
 
-@pytest.mark.parametrize("caller", [None, "2025-11-25"])
-def test_a_list_change_upstream_reaches_the_caller(caller: str | None) -> None:
-    mirror = proxy(upstream_command())
+@pytest.mark.parametrize(("upstream", "caller"), [(None, "2025-11-25"), ("2025-11-25", None)])
+def test_a_list_change_upstream_reaches_the_caller(upstream: str | None, caller: str | None) -> None:
+    mirror = proxy(upstream_command(), protocol_version=upstream)
 
     async def main() -> None:
         async with Client(mirror, protocol_version=caller) as client:
