@@ -74,6 +74,7 @@ LAYERS: Final[list[tuple[float, str, tuple[str, ...]]]] = [
     (2, "transports", ("transports", "transports.*")),
     (2.5, "extensions", ("skills", "skills.*")),
     (3, "APIs", ("lowlevel", "_changes", "_entry", "server", "server.*", "client", "client.*")),
+    (3, "APIs", ("middleware", "middleware.*")),  # the built-in middleware, beside the server
     # A host is a client of many servers: it stands on the client, and the gateway serves it.
     (3.5, "host", ("host", "host.*")),
     # Servers made of other servers: proxies (a client inside a server), OpenAPI documents, and the
