@@ -13,6 +13,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from framework import table as framework_table
+
 BASELINE = "sdk-lowlevel"
 SUBJECT = "mcpkit"
 ERAS = (("handshake", "handshake era (2025-11-25, sessions)"), ("modern", "2026-07-28 (stateless)"))
@@ -255,6 +257,7 @@ def markdown(data: dict[str, Any]) -> str:
               _num(r.get("def_stdio_64_cpu_us"), 1)]],
         )  # fmt: skip
     lines += fleet_table(data.get("fleet"))
+    lines += framework_table(data.get("framework") or {})
     lines += ["", "**Targets** (issues 5 and 16), mcpkit against the peer named:", ""]
     rows = []
     for name, required, measured, holds in targets(data):

@@ -35,6 +35,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import loadgen
 from loadgen import HANDSHAKE, MODERN, BenchError, StdioServer
 
+from framework import bench_framework
+
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 SERVERS = BENCH / "servers"
@@ -519,6 +521,9 @@ async def run_all(s: Settings, only: Sequence[str] | None, log: Callable[[str], 
     clients = await bench_clients(s) if not only or "mcpkit" in only else {}
     log(f"clients: done in {time.perf_counter() - t0:.1f} s")
     fleet = await bench_fleet(s, log) if not only or "fleet" in only else {}
+    framework: dict[str, Any] = {}  # what one middleware and a mounted call cost (bench/framework.py)
+    if not only or "mcpkit" in only or "framework" in only:
+        framework = await bench_framework(0.02 if s is SHORT else 0.5, 1 if s is SHORT else 5, log)
     return {
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "machine": machine(),
@@ -530,6 +535,7 @@ async def run_all(s: Settings, only: Sequence[str] | None, log: Callable[[str], 
         "paired_http": paired,
         "clients": clients,
         "fleet": fleet,
+        "framework": framework,
     }
 
 
@@ -590,6 +596,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     failed = [f"{p['key']}: {e}" for p in data["peers"] for e in p["errors"]]
     failed += [f"client {k}: {v['error']}" for k, v in data["clients"].items() if "error" in v]
     failed += [f"fleet {s['label']}: {s['error']}" for s in data["fleet"].get("setups", []) if "error" in s]
+    failed += [f"framework: {data['framework']['error']}"] if "error" in data["framework"] else []
     for line in failed:
         print(f"FAILED {line}", file=sys.stderr)
     return 1 if failed else 0
