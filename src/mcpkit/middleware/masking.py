@@ -51,6 +51,13 @@ class ErrorMasking:
     Raises:
         ValueError: for a *message* with a ``{field}`` other than ``{name}``, or an unknown
             *tool_errors*.
+
+    Example::
+
+        >>> from mcpkit import Server
+        >>> from mcpkit.middleware import ErrorMasking
+        >>> server = Server("demo")
+        >>> server.add_middleware(ErrorMasking("tool {name} failed", tool_errors="unexpected"))
     """
 
     __slots__ = ("logger", "message", "protocol_errors", "protocol_message", "tool_errors")
