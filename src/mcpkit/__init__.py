@@ -47,7 +47,17 @@ from .context import Context
 from .kernel import Endpoint, InProcess, Outbound, ServerSession
 from .lifespan import StartupError
 from .lowlevel import Listener, LowLevelServer
-from .server import Call, CallNext, Middleware, Server, ToolOptions, UIResourceOptions
+from .server import (
+    Arg,
+    Call,
+    CallNext,
+    Forward,
+    Middleware,
+    Server,
+    ToolOptions,
+    ToolTransform,
+    UIResourceOptions,
+)
 from .session import Peer
 from .tasks import InMemoryTaskStore, TaskRecord, TaskRunner, TaskShare, TaskStore
 from .transports.base import Transport
@@ -149,6 +159,7 @@ __all__ = [
     "SUPPORTED_VERSIONS",
     "UI_EXTENSION",
     "Annotations",
+    "Arg",
     "AudioContent",
     "AuthInfo",
     "Backoff",
@@ -171,6 +182,7 @@ __all__ = [
     "ErrorResponse",
     "EventStore",
     "FileTokenStore",
+    "Forward",
     "GetPromptResult",
     "HeaderMismatch",
     "Icon",
@@ -236,6 +248,7 @@ __all__ = [
     "ToolAnnotations",
     "ToolError",
     "ToolOptions",
+    "ToolTransform",
     "Transport",
     "TransportError",
     "UIResourceOptions",

@@ -45,6 +45,11 @@ class Announcing:
         """Send ``notifications/<kind>/list_changed`` to everyone who asked (kind: tools, prompts,
         resources), in every process of a fleet. Waits for no listener: each has a queue and a
         writer of its own."""
+        for parent in getattr(self, "_mounted_in", ()):  # servers that mount this one list it too
+            parent._child_changed(kind, self)
+        await self._announce_list_changed(kind)
+
+    async def _announce_list_changed(self, kind: str) -> None:
         if self.shared is not None and await self._published(msgspec.json.encode([kind, None])):
             return
         self._tell_list_changed(kind)
@@ -52,6 +57,8 @@ class Announcing:
     async def notify_resource_updated(self, uri: str) -> None:
         """Send ``notifications/resources/updated`` to the subscribers of *uri*, in every process
         of a fleet (waiting for none)."""
+        for parent in getattr(self, "_mounted_in", ()):
+            await parent.notify_resource_updated(parent._exposed_uri(self, uri))
         if self.shared is not None and await self._published(msgspec.json.encode([None, uri])):
             return
         self._tell_resource_updated(uri)

@@ -108,6 +108,8 @@ class ServerConnection:
 
     #: The transport's session id (``Mcp-Session-Id``) where it has one, set by the transport.
     session_id: str | None = None
+    #: ``ctx.session``: what handlers keep for the session (made on first use).
+    session_state: dict[str, Any] | None = None
 
     def __init__(self) -> None:
         self.state = _IDLE

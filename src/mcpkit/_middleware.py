@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any, Final, overload
 import msgspec
 
 from ._compat import shape_call_result
-from ._errors import ToolError
+from ._errors import MethodNotFound, ToolError
 from .types import CallToolResult, TextContent
 
 if TYPE_CHECKING:
@@ -149,9 +149,33 @@ class MiddlewareStack:
 
 
 class MiddlewareAPI:
-    """Part of :class:`~mcpkit.LowLevelServer`: registering middleware."""
+    """Part of :class:`~mcpkit.LowLevelServer`: registering middleware, and answering a request
+    through it for a server that mounts this one."""
 
     _middleware: MiddlewareStack | None
+    _handlers: dict[str, Callable[[dict[str, Any], Context], Awaitable[Any]]]
+    if TYPE_CHECKING:
+        from .lifespan import Running
+
+        running: Running
+
+    async def dispatch(self, method: str, params: dict[str, Any], ctx: Context) -> Any:
+        """Answer *method* as this server's handler (and middleware) would, in the caller's
+        *ctx*: how a server that mounts this one reaches it. Raises what the handler raises
+        (``MethodNotFound`` when there is none)."""
+        handler = self._handlers.get(method)
+        if handler is None:
+            raise MethodNotFound(f"Method not found: {method}")
+        outer = ctx.lifespan
+        ctx.lifespan = self.running.value  # this server's handlers see this server's lifespan
+        try:
+            layers = self._middleware.layers_for(method) if self._middleware is not None else None
+            if layers:
+                assert self._middleware is not None
+                return await self._middleware.run(layers, Call(method, params, ctx), handler)
+            return await handler(params, ctx)
+        finally:
+            ctx.lifespan = outer
 
     @overload
     def middleware(self, fn: Middleware, /) -> Middleware: ...

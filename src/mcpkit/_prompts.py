@@ -27,6 +27,7 @@ class _Prompt:
     fn: Callable[..., Any]
     signature: ToolSignature
     wire: dict[str, Any]
+    tags: frozenset[str] = frozenset()  # for filtering (Server.disable(tags=...)); never sent
 
 
 class PromptRegistry:

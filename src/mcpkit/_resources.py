@@ -41,7 +41,7 @@ class _Reader:
     A plain class rather than a dataclass: every server imports this module at start-up, and
     @dataclass compiles its methods from source there (none of which a reader needs)."""
 
-    __slots__ = ("allow_traversal", "fn", "mime_type", "signature", "template", "wire")
+    __slots__ = ("allow_traversal", "fn", "mime_type", "signature", "tags", "template", "wire")
 
     def __init__(
         self,
@@ -58,6 +58,7 @@ class _Reader:
         self.wire = wire
         self.mime_type = mime_type
         self.allow_traversal = allow_traversal
+        self.tags: frozenset[str] = frozenset()  # for filtering (Server.disable(tags=...)); never sent
 
 
 def unsafe_reason(value: str) -> str | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Iterable
 from typing import TYPE_CHECKING, Any, Final, TypeVar, overload
 
 import msgspec
@@ -13,6 +13,7 @@ from ._connection import LOG_LEVELS, Scope, ServerConnection
 from ._errors import MethodNotFound, MissingClientCapability
 from ._jsonrpc import RequestId
 from ._mrtr import BecomeTask, InputRequired
+from ._visibility import Filter
 from .auth._info import AuthInfo, current_auth
 from .tasks import RELATED_TASK, TaskRecord, TaskRunner
 from .types import CreateMessageResult, ElicitResult, Root, supports_ui
@@ -95,6 +96,39 @@ class Context:
     @property
     def protocol_version(self) -> str:
         return self.scope.version
+
+    # -- the session's own state -------------------------------------------------------------------
+
+    @property
+    def session(self) -> dict[str, Any]:
+        """A dict that lives as long as the session: a handshake-era session (stdio, HTTP, HTTP+SSE),
+        a stdio connection in either era, an in-process client. A 2026-07-28 request over HTTP
+        belongs to no session: there it lives for this request only (keep what must last in your
+        own store, keyed by ``ctx.auth`` where a token says who the caller is)."""
+        conn = self.connection
+        if conn is None:  # a Context made outside a server
+            conn = self.connection = ServerConnection()
+        if conn.session_state is None:
+            conn.session_state = {}
+        return conn.session_state
+
+    async def disable(self, *, names: Iterable[str] = (), tags: Iterable[str] = ()) -> None:
+        """Hide tools, prompts and resources (by name or URI, or by tag) from this session only:
+        its lists leave them out and its calls of them are refused. The session is told its lists
+        changed. See :meth:`mcpkit.Server.disable` for the whole server."""
+        _session_filter(self.session).disable(names, tags)
+        await self._lists_changed()
+
+    async def enable(self, *, names: Iterable[str] = (), tags: Iterable[str] = ()) -> None:
+        """Undo :meth:`disable` for this session."""
+        _session_filter(self.session).enable(names, tags)
+        await self._lists_changed()
+
+    async def _lists_changed(self) -> None:
+        if self.scope.stateless:  # 2026-07-28 tells list changes on listen streams only, to everyone
+            return
+        for kind in ("tools", "prompts", "resources"):
+            await self._peer.notify(f"notifications/{kind}/list_changed", {}, related=None)
 
     @property
     def client_capabilities(self) -> dict[str, Any]:
@@ -359,3 +393,14 @@ class Context:
         self._require("roots")
         result = await self._ask("roots", "roots/list", {}, key)
         return [msgspec.convert(root, Root) for root in result.get("roots", [])]
+
+
+#: The session_state key of the session's hidden components.
+SESSION_FILTER = "mcpkit.visibility"
+
+
+def _session_filter(state: dict[str, Any]) -> Filter:
+    found = state.get(SESSION_FILTER)
+    if not isinstance(found, Filter):
+        found = state[SESSION_FILTER] = Filter()
+    return found

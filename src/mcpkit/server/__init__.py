@@ -8,5 +8,16 @@ from .._middleware import Call, CallNext, Middleware
 from ._server import Server
 from .apps import UIResourceOptions
 from .tools import ToolOptions
+from .transforms import Arg, Forward, ToolTransform
 
-__all__ = ["Call", "CallNext", "Middleware", "Server", "ToolOptions", "UIResourceOptions"]
+__all__ = [
+    "Arg",
+    "Call",
+    "CallNext",
+    "Forward",
+    "Middleware",
+    "Server",
+    "ToolOptions",
+    "ToolTransform",
+    "UIResourceOptions",
+]

@@ -164,14 +164,21 @@ class ServerBase(LowLevelServer):
     #: An MCP App is served (a ui:// resource or a tool bound to one): the extension is declared.
     _serves_apps: bool = False
 
+    #: The servers this one is mounted in (see :meth:`~mcpkit.Server.mount`): told of its changes.
+    _mounted_in: list[Any] = []  # noqa: RUF012 - read only; a server that is mounted has its own
+    #: Lists and calls go through the catalogue (:mod:`.catalog`): mounts, transforms, hidden parts.
+    _composed: bool = False
+
     def _changed(self, kind: str) -> None:
         """Announce a change of a list to whoever listens. Safe from sync tools' worker threads."""
+        for parent in self._mounted_in:
+            parent._child_changed(kind, self)
         loop = self.loop
         if loop is None or (not self.listeners and self.shared is None):
             return  # not serving yet, or nobody to tell (in a fleet, other processes may listen)
 
         def announce() -> None:
-            task = loop.create_task(self.notify_list_changed(kind))
+            task = loop.create_task(self._announce_list_changed(kind))  # parents were told above
             self._background.add(task)
             task.add_done_callback(self._background.discard)
 

@@ -65,6 +65,8 @@ class PlainCalls(ServerBase):
         if (
             tool is None
             or self._middleware is not None
+            or self._composed
+            or (conn is not None and conn.session_state is not None)
             or self.telemetry is not None
             or "task" in params
             or tool.signature.inline

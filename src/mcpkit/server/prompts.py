@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -24,10 +24,12 @@ if TYPE_CHECKING:
     pass
 
 from .._pagination import page, paginate
-from ._base import F, ServerBase, invoke
+from ._base import F, invoke
+from .catalog import CatalogAPI
+from .visibility import session_filter
 
 
-class PromptsAPI(ServerBase):
+class PromptsAPI(CatalogAPI):
     """Prompts and argument completion."""
 
     # -- prompts -----------------------------------------------------------------------------------
@@ -42,23 +44,28 @@ class PromptsAPI(ServerBase):
         description: str | None = None,
         icons: list[Icon] | None = None,
         meta: dict[str, Any] | None = None,
+        tags: Sequence[str] = (),
     ) -> Any:
-        """Register a prompt: ``@server.prompt`` or ``@server.prompt(name=..., title=...)``."""
+        """Register a prompt: ``@server.prompt`` or ``@server.prompt(name=..., title=...)``.
+        ``tags`` label it for :meth:`disable` and :meth:`enable` (never sent to clients)."""
 
         def register(fn: F) -> F:
-            self.add_prompt(fn, name=name, title=title, description=description, icons=icons, meta=meta)
+            self.add_prompt(
+                fn, name=name, title=title, description=description, icons=icons, meta=meta, tags=tags
+            )
             return fn
 
         return register(fn) if fn is not None else register
 
     def add_prompt(self, fn: Callable[..., Any], **options: Any) -> Prompt:
         """Register *fn* as a prompt (see :meth:`prompt` for the options)."""
+        tags = frozenset(options.pop("tags", ()))
         for key in ("name", "title", "description", "icons", "meta"):
             options.setdefault(key, None)
         definition = self._prompts.add(fn, skip_types=(Context,), **options)
+        self._prompts.prompts[definition.name].tags = tags
         if "prompts/list" not in self._handlers:
-            self.set_handler("prompts/list", self._list_prompts)
-            self.set_handler("prompts/get", self._get_prompt)
+            self._answer_prompts()
         self._changed("prompts")
         return definition
 
@@ -67,12 +74,24 @@ class PromptsAPI(ServerBase):
         del self._prompts.prompts[name]
         self._changed("prompts")
 
+    def _answer_prompts(self) -> None:
+        self.set_handler("prompts/list", self._list_prompts)
+        self.set_handler("prompts/get", self._get_prompt)
+
     async def _list_prompts(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
+        if self._composed or session_filter(ctx):
+            return await self._list_page("prompts", params, ctx)
         prompts = self._prompts.prompts
         shown, cursor = paginate(list(prompts), params.get("cursor"), self.page_size)
         return page("prompts", [shape_listed(prompts[n].wire, ctx.scope) for n in shown], cursor)
 
     async def _get_prompt(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
+        if self._composed or session_filter(ctx):
+            name = params.get("name")
+            if isinstance(name, str) and self._is_hidden("prompts", name, ctx):
+                raise InvalidParams(f"Unknown prompt: {name}")
+            if name not in self._prompts.prompts:
+                return await self._forward("prompts/get", "name", params, ctx)  # type: ignore[no-any-return]
         prompt, kwargs = self._prompts.find(params.get("name"), params.get("arguments"))
         value = await invoke(prompt.fn, prompt.signature, kwargs, ctx)
         result = to_messages(value)
@@ -108,6 +127,36 @@ class PromptsAPI(ServerBase):
 
         return register
 
+    async def _complete_mounted(
+        self, kind: Any, target: str, params: dict[str, Any], ctx: Context
+    ) -> dict[str, Any] | None:
+        """A completion for a mounted server's prompt or resource template, from that server."""
+        ref = params["ref"]
+        if kind == "ref/prompt" and target not in self._prompts.prompts:
+            routed = self._route(target)
+            if routed is not None:
+                mount, own = routed
+                return await mount.server.dispatch(  # type: ignore[no-any-return]
+                    "completion/complete", {**params, "ref": {**ref, "name": own}}, ctx
+                )
+        elif (
+            kind == "ref/resource"
+            and target not in self._resources.templates
+            and target not in self._resources.fixed
+        ):
+            for mount in self._mounts:
+                uri = target
+                if mount.namespace is not None and uri.startswith(mount.uri_prefix):
+                    uri = uri[len(mount.uri_prefix) :]
+                if "completion/complete" in mount.server._handlers:
+                    try:
+                        return await mount.server.dispatch(  # type: ignore[no-any-return]
+                            "completion/complete", {**params, "ref": {**ref, "uri": uri}}, ctx
+                        )
+                    except InvalidParams:
+                        continue  # not that server's template
+        return None
+
     async def _complete(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
         ref, argument = params.get("ref"), params.get("argument")
         if (
@@ -118,6 +167,10 @@ class PromptsAPI(ServerBase):
             raise InvalidParams("completion/complete requires params.ref and params.argument.name")
         kind = ref.get("type")
         target = ref.get("name") if kind == "ref/prompt" else ref.get("uri")
+        if self._mounts and isinstance(target, str):
+            forwarded = await self._complete_mounted(kind, target, params, ctx)
+            if forwarded is not None:
+                return forwarded
         if kind == "ref/prompt" and target not in self._prompts.prompts:
             raise InvalidParams(f"Unknown prompt: {target}")
         if (

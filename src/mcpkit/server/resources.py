@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .._compat import shape_listed
 from .._errors import (
     INTERNAL_ERROR,
     InvalidParams,
+    ResourceNotFound,
     RPCError,
 )
 from .._resources import to_contents
@@ -29,12 +30,14 @@ if TYPE_CHECKING:
     from ..skills import Skill
 
 from .._pagination import page, paginate
-from ._base import F, ServerBase, invoke
+from ._base import F, invoke
+from .catalog import CatalogAPI
+from .visibility import session_filter
 
 logger = logging.getLogger("mcpkit.server")
 
 
-class ResourcesAPI(ServerBase):
+class ResourcesAPI(CatalogAPI):
     """Resources and templates, subscriptions, and skills served as resources."""
 
     # -- resources ---------------------------------------------------------------------------------
@@ -52,18 +55,21 @@ class ResourcesAPI(ServerBase):
         icons: list[Icon] | None = None,
         meta: dict[str, Any] | None = None,
         allow_traversal: bool = False,
+        tags: Sequence[str] = (),
     ) -> Callable[[F], F]:
         """Register a function that reads the resource *uri*, a plain URI or an RFC 6570 template.
 
         For a template (``notes://{id}``) the function's parameters are its variables. A variable
         whose decoded value holds a ``..`` segment, starts with ``/`` or holds a backslash or NUL is
         refused with -32602 before the function runs, unless ``allow_traversal=True``.
+        ``tags`` label it for :meth:`disable` and :meth:`enable` (never sent to clients).
         """
 
         def register(fn: F) -> F:
             self.add_resource(
                 fn, uri, name=name, title=title, description=description, mime_type=mime_type,
                 size=size, annotations=annotations, icons=icons, meta=meta, allow_traversal=allow_traversal,
+                tags=tags,
             )  # fmt: skip
             return fn
 
@@ -75,13 +81,13 @@ class ResourcesAPI(ServerBase):
         for key in ("title", "description", "mime_type", "size", "annotations", "icons", "meta"):
             options.setdefault(key, None)
         options.setdefault("allow_traversal", False)
+        tags = frozenset(options.pop("tags", ()))
         definition = self._resources.add(fn, uri, skip_types=(Context,), **options)
+        reader = self._resources.fixed.get(uri) or self._resources.templates.get(uri)
+        if reader is not None:
+            reader.tags = tags
         if "resources/list" not in self._handlers:
-            self.set_handler("resources/list", self._list_resources)
-            self.set_handler("resources/templates/list", self._list_templates)
-            self.set_handler("resources/read", self._read_resource)
-            self.set_handler("resources/subscribe", self._subscribe)
-            self.set_handler("resources/unsubscribe", self._unsubscribe)
+            self._answer_resources()
         self._changed("resources")
         return definition
 
@@ -94,12 +100,23 @@ class ResourcesAPI(ServerBase):
         """Tell subscribers that the resource at *uri* changed (``notifications/resources/updated``)."""
         await self.notify_resource_updated(uri)
 
+    def _answer_resources(self) -> None:
+        self.set_handler("resources/list", self._list_resources)
+        self.set_handler("resources/templates/list", self._list_templates)
+        self.set_handler("resources/read", self._read_resource)
+        self.set_handler("resources/subscribe", self._subscribe)
+        self.set_handler("resources/unsubscribe", self._unsubscribe)
+
     async def _list_resources(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
+        if self._composed or session_filter(ctx):
+            return await self._list_page("resources", params, ctx)
         readers = self._resources.fixed
         shown, cursor = paginate(list(readers), params.get("cursor"), self.page_size)
         return page("resources", [shape_listed(readers[u].wire, ctx.scope) for u in shown], cursor)
 
     async def _list_templates(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
+        if self._composed or session_filter(ctx):
+            return await self._list_page("resourceTemplates", params, ctx)
         readers = self._resources.templates
         shown, cursor = paginate(list(readers), params.get("cursor"), self.page_size)
         return page("resourceTemplates", [shape_listed(readers[u].wire, ctx.scope) for u in shown], cursor)
@@ -108,7 +125,14 @@ class ResourcesAPI(ServerBase):
         uri = params.get("uri")
         if not isinstance(uri, str):
             raise InvalidParams("resources/read requires params.uri (a string)")
-        reader, kwargs = self._resources.find(uri)
+        if (self._composed or session_filter(ctx)) and self._is_hidden("resources", uri, ctx):
+            raise ResourceNotFound(f"Resource not found: {uri}", {"uri": uri})
+        try:
+            reader, kwargs = self._resources.find(uri)
+        except ResourceNotFound:
+            if not self._mounts:
+                raise
+            return await self._read_mounted(params, ctx)  # type: ignore[no-any-return]
         try:
             value = await invoke(reader.fn, reader.signature, kwargs, ctx)
         except (RPCError, asyncio.CancelledError):

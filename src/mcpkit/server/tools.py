@@ -50,6 +50,8 @@ from ._fastpath import PlainCalls
 from ._results import error_result, to_call_result, tool_failed, without_output
 from .apps import Visibility, app_only, tool_ui_meta
 from .task_methods import TaskMethods
+from .transforms import TransformsAPI
+from .visibility import session_filter
 
 logger = logging.getLogger("mcpkit.server")
 
@@ -81,9 +83,10 @@ class ToolOptions(TypedDict, total=False):
     scopes: Sequence[str]  # OAuth scopes a caller needs (protected HTTP servers only): 403 without
     blocking: bool  # False: a def tool that never blocks runs on the event loop, with no thread hop
     repeatable: bool  # a fleet may run it again when its node dies mid-call (default: from the hints)
+    tags: Sequence[str]  # labels for server.disable(tags=...) and transforms; never sent to clients
 
 
-class ToolsAPI(PlainCalls, TaskMethods):
+class ToolsAPI(PlainCalls, TaskMethods, TransformsAPI):
     """Tools: registration, ``tools/list``, ``tools/call`` (and starting tools as tasks).
 
     Takes three keyword arguments of :class:`~mcpkit.Server` besides those of the classes after it:
@@ -156,6 +159,7 @@ class ToolsAPI(PlainCalls, TaskMethods):
         scopes: Sequence[str] | None = None,
         blocking: bool = True,
         repeatable: bool | None = None,
+        tags: Sequence[str] = (),
     ) -> Tool:
         """Register *fn* as a tool and return its definition.
 
@@ -242,6 +246,7 @@ class ToolsAPI(PlainCalls, TaskMethods):
             scopes=needed,
             repeatable=is_repeatable(repeatable, annotations),
         )
+        self._tools[tool_name].tags = frozenset(tags)
         if not use_output:
             self._tools[tool_name].signature = without_output(signature)
         if ui is not None or visibility is not None:
@@ -319,19 +324,27 @@ class ToolsAPI(PlainCalls, TaskMethods):
         tool = self._tools.get(name) if isinstance(name, str) else None
         return tool.scopes if tool is not None else ()
 
-    async def _list_tools(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
+    def _own_tool_names(self, ctx: Context) -> list[str]:
+        """This server's own tools that *ctx*'s caller may see (views-only ones need views; on a
+        protected server, the scopes the token grants)."""
         names = list(self._tools)
         if not ctx.supports_ui:  # a tool for views only has no use without them (see .apps)
             names = [name for name in names if not self._tools[name].app_only]
         auth = ctx.auth
-        hiding = auth is not None and self.hide_unauthorized_tools
-        if hiding:
-            assert auth is not None
+        if auth is not None and self.hide_unauthorized_tools:
             names = [name for name in names if auth.has_scopes(self._tools[name].scopes)]
-        shown, next_cursor = paginate(names, params.get("cursor"), self.page_size)
-        result: dict[str, Any] = {"tools": [shape_tool(self._tools[n].wire, ctx.scope) for n in shown]}
-        if next_cursor is not None:
-            result["nextCursor"] = next_cursor
+        return names
+
+    async def _list_tools(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
+        hiding = ctx.auth is not None and self.hide_unauthorized_tools
+        if self._composed or session_filter(ctx):
+            result = await self._list_page("tools", params, ctx)
+        else:
+            names = self._own_tool_names(ctx)
+            shown, next_cursor = paginate(names, params.get("cursor"), self.page_size)
+            result = {"tools": [shape_tool(self._tools[n].wire, ctx.scope) for n in shown]}
+            if next_cursor is not None:
+                result["nextCursor"] = next_cursor
         if hiding and ctx.scope.stateless:
             result["cacheScope"] = "private"  # this list is this caller's: no shared cache may keep it
         return result
@@ -340,9 +353,17 @@ class ToolsAPI(PlainCalls, TaskMethods):
         name = params.get("name")
         if not isinstance(name, str):
             raise InvalidParams("tools/call requires params.name (a string)")
+        if self._composed or session_filter(ctx):
+            return await self._call_composed(name, params, ctx)
         tool = self._tools.get(name)
         if tool is None:
             raise InvalidParams(f"Unknown tool: {name}")
+        return await self._call_own(tool, name, params, ctx)
+
+    async def _call_own(
+        self, tool: RegisteredTool, name: str, params: dict[str, Any], ctx: Context
+    ) -> dict[str, Any]:
+        """``tools/call`` of this server's own *tool* (found by *name*)."""
         if tool.scopes and ctx.auth is not None and not ctx.auth.has_scopes(tool.scopes):
             # The HTTP layer answers 403 before this; a path that skipped it still never runs the tool.
             raise InvalidRequest(

@@ -1,0 +1,215 @@
+"""Tool transforms: a tool listed under another name, with another description, its arguments
+renamed, described, defaulted or hidden behind a fixed value, or its call wrapped.
+
+::
+
+    server.mount(weather_proxy, namespace="weather")
+    server.transform_tool(
+        "weather__get_forecast",
+        name="forecast",
+        description="Tomorrow's weather in a city.",
+        arguments={
+            "q": Arg(name="city", description="A city name"),
+            "units": Arg(hide=True, default="metric"),  # the model never sees or sets it
+        },
+    )
+
+A transform applies to any tool the server lists: its own, a mounted server's, a proxied one. The
+tool is then listed and called only under its new name (the old one is refused, so a hidden
+argument cannot be set by calling the tool by its first name); a call's arguments are mapped back
+(renamed ones to their first names, hidden ones filled with their value) before the tool runs.
+``wrap=async fn(arguments, forward)`` runs in place of the call: ``await forward(arguments)`` calls
+the tool (its arguments as the tool names them) and returns its ``CallToolResult``; what ``fn``
+returns is the result (a ``CallToolResult``, content, or any value a tool may return).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import msgspec
+
+from .._compat import shape_call_result
+from .._errors import InvalidParams
+from ..context import Context
+from ..types import CallToolResult
+from ._results import to_content
+from .catalog import CatalogAPI
+
+__all__ = ["Arg", "Forward", "ToolTransform", "TransformsAPI"]
+
+#: ``await forward(arguments)``: the transformed tool's own call, its result.
+Forward = Callable[[dict[str, Any]], Awaitable[CallToolResult]]
+_UNSET: Final[Any] = object()
+
+
+@dataclass(frozen=True)
+class Arg:
+    """How one argument of a transformed tool changes.
+
+    Args:
+        name: list it under this name (calls are mapped back).
+        description: its description in the listed schema.
+        default: its new default (listed; filled in when the call leaves it out).
+        hide: leave it out of the listed schema; every call gets *default* (required then).
+    """
+
+    name: str | None = None
+    description: str | None = None
+    default: Any = _UNSET
+    hide: bool = False
+
+    def __post_init__(self) -> None:
+        if self.hide and self.default is _UNSET:
+            raise ValueError("a hidden argument needs a default: the value every call gets")
+
+
+@dataclass(frozen=True)
+class ToolTransform:
+    """A tool's new face (see :meth:`TransformsAPI.transform_tool`)."""
+
+    source: str
+    name: str
+    title: str | None = None
+    description: str | None = None
+    arguments: Mapping[str, Arg] = field(default_factory=dict)
+    wrap: Callable[[dict[str, Any], Forward], Awaitable[Any]] | None = None
+
+    def listed(self, item: dict[str, Any]) -> dict[str, Any]:
+        """The tool's wire definition as it is listed after the transform."""
+        shown = {**item, "name": self.name}
+        if self.title is not None:
+            shown["title"] = self.title
+        if self.description is not None:
+            shown["description"] = self.description
+        if self.arguments:
+            shown["inputSchema"] = self._schema(item.get("inputSchema") or {"type": "object"})
+        return shown
+
+    def _schema(self, schema: dict[str, Any]) -> dict[str, Any]:
+        properties: dict[str, Any] = dict(schema.get("properties") or {})
+        required = [str(name) for name in schema.get("required") or ()]
+        for own, arg in self.arguments.items():
+            prop = dict(properties.pop(own, {}))
+            if own in required:
+                required.remove(own)
+                if arg.default is _UNSET and not arg.hide:
+                    required.append(arg.name or own)
+            if arg.hide:
+                continue
+            if arg.description is not None:
+                prop["description"] = arg.description
+            if arg.default is not _UNSET:
+                prop["default"] = arg.default
+            properties[arg.name or own] = prop
+        out = {**schema, "properties": properties}
+        if required:
+            out["required"] = required
+        else:
+            out.pop("required", None)
+        return out
+
+    def arguments_back(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        """A call's arguments as the tool names them: renamed back, hidden and defaults filled."""
+        mapped = dict(arguments)
+        for own, arg in self.arguments.items():
+            shown = arg.name or own
+            if arg.hide:
+                mapped.pop(shown, None)  # not listed: a value sent anyway is not the caller's to set
+                mapped[own] = arg.default
+                continue
+            if shown in mapped:
+                value = mapped.pop(shown)
+                mapped[own] = value
+            elif arg.default is not _UNSET:
+                mapped[own] = arg.default
+        return mapped
+
+
+class TransformsAPI(CatalogAPI):
+    """Transforming tools, and calling a composed server's tools."""
+
+    def transform_tool(
+        self,
+        tool: str,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        arguments: Mapping[str, Arg] | None = None,
+        wrap: Callable[[dict[str, Any], Forward], Awaitable[Any]] | None = None,
+    ) -> ToolTransform:
+        """List the tool *tool* (as this server lists it: its own or a mounted one) transformed
+        (see the module). Raises ``ValueError`` for a name taken by another transform."""
+        transform = ToolTransform(tool, name or tool, title, description, dict(arguments or {}), wrap)
+        for other in self._tool_transforms.values():
+            if other.source != tool and other.name == transform.name:
+                raise ValueError(f"another tool is already listed as {transform.name!r}")
+        self._tool_transforms[tool] = transform
+        self._recompose()
+        self._changed("tools")
+        return transform
+
+    def _transformed(self, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        transforms = self._tool_transforms
+        return [
+            transforms[item["name"]].listed(item) if item["name"] in transforms else item for item in items
+        ]
+
+    def _untransformed(self, name: str) -> str:
+        for transform in self._tool_transforms.values():
+            if transform.name == name:
+                return str(transform.source)
+        return name
+
+    def _transform_named(self, name: str) -> ToolTransform | None:
+        for transform in self._tool_transforms.values():
+            if transform.name == name:
+                return transform  # type: ignore[no-any-return]
+        return None
+
+    async def _call_composed(self, name: str, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
+        """``tools/call`` on a composed server: what is hidden is refused, a transformed name is
+        mapped back, then the server's own tool or a mounted server's answers."""
+        if self._is_hidden("tools", name, ctx):
+            raise InvalidParams(f"Unknown tool: {name}")
+        transform = self._transform_named(name)
+        if transform is None:
+            if name in self._tool_transforms:  # listed under another name only
+                raise InvalidParams(f"Unknown tool: {name}")
+            return await self._call_untransformed(name, params, ctx)
+        arguments = params.get("arguments")
+        if arguments is not None and not isinstance(arguments, dict):
+            raise InvalidParams("tools/call params.arguments must be an object")
+        mapped = transform.arguments_back(arguments or {})
+        source = transform.source
+        if transform.wrap is None:
+            return await self._call_untransformed(
+                source, {**params, "name": source, "arguments": mapped}, ctx
+            )
+
+        async def forward(arguments: dict[str, Any]) -> CallToolResult:
+            result = await self._call_untransformed(
+                source, {**params, "name": source, "arguments": arguments}, ctx
+            )
+            return msgspec.convert(result, CallToolResult)
+
+        value = await transform.wrap(mapped, forward)
+        if isinstance(value, CallToolResult):
+            built: dict[str, Any] = msgspec.to_builtins(value)
+        elif isinstance(value, dict) and "content" in value:
+            built = value
+        else:
+            built = {"content": to_content(value)}
+        return shape_call_result(built, ctx.scope)
+
+    async def _call_untransformed(self, name: str, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
+        tool = self._tools.get(name)
+        if tool is not None:
+            return await self._call_own(tool, name, params, ctx)
+        return await self._forward("tools/call", "name", params, ctx)  # type: ignore[no-any-return]
+
+    async def _call_own(self, tool: Any, name: str, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
+        raise NotImplementedError  # the tools' part provides it
