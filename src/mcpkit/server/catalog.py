@@ -24,10 +24,12 @@ from .._compat import shape_listed, shape_tool
 from .._errors import InvalidParams, MethodNotFound, ResourceNotFound
 from .._pagination import page, paginate
 from ..context import Context
+from ..tasks import TASKS_EXTENSION
 from ._base import ServerBase
 from .visibility import Filter, session_filter
 
 if TYPE_CHECKING:
+    from .._connection import Scope
     from ..lowlevel import LowLevelServer
 
 __all__ = ["CatalogAPI", "Kind", "Mount"]
@@ -189,6 +191,19 @@ class CatalogAPI(ServerBase):
         for kind in ("tools", "prompts", "resources"):
             self._changed(kind)
 
+    def capabilities(self, scope: Scope) -> dict[str, Any]:
+        """This server's capabilities, with tasks declared if a mounted server runs tasks (its
+        tools are called through this one, ``tasks/get`` and friends answered here)."""
+        caps = super().capabilities(scope)
+        for mount in self._mounts:
+            theirs = mount.server.capabilities(scope)
+            if "tasks" in theirs and "tasks" not in caps:
+                caps["tasks"] = theirs["tasks"]
+            extension = theirs.get("extensions", {}).get(TASKS_EXTENSION)
+            if extension is not None:
+                caps["extensions"] = {**caps.get("extensions", {}), TASKS_EXTENSION: extension}
+        return caps
+
     def _child_changed(self, kind: str, server: LowLevelServer) -> None:
         # A mounted server's list changed: it may offer a kind it did not before.
         self._offer(kind, server)
@@ -315,9 +330,9 @@ class CatalogAPI(ServerBase):
             raise InvalidParams("resources/read requires params.uri (a string)")
         for mount in self._mounts:
             if mount.namespace is not None and uri.startswith(mount.uri_prefix):  # listed prefixed
-                return await mount.server.dispatch(
-                    "resources/read", {**params, "uri": uri[len(mount.uri_prefix) :]}, ctx
-                )
+                own = uri[len(mount.uri_prefix) :]
+                result = await mount.server.dispatch("resources/read", {**params, "uri": own}, ctx)
+                return _contents_as(result, own, uri)
         for mount in self._mounts:
             if "resources/read" not in mount.server._handlers:
                 continue
@@ -342,6 +357,19 @@ class CatalogAPI(ServerBase):
 
     def _untransformed(self, name: str) -> str:
         return name
+
+
+def _contents_as(result: Any, own: str, exposed: str) -> Any:
+    """A read's contents under the URI they were asked by: ``namespace+uri`` names another
+    resource than ``uri`` here (the parent's own, or an earlier mount's)."""
+    contents = result.get("contents") if isinstance(result, dict) else None
+    if not isinstance(contents, list):
+        return result
+    renamed = [
+        {**item, "uri": exposed} if isinstance(item, dict) and item.get("uri") == own else item
+        for item in contents
+    ]
+    return {**result, "contents": renamed}
 
 
 def _offers(server: LowLevelServer, name: str) -> bool:

@@ -77,6 +77,12 @@ class ToolTransform:
     arguments: Mapping[str, Arg] = field(default_factory=dict)
     wrap: Callable[[dict[str, Any], Forward], Awaitable[Any]] | None = None
 
+    def __post_init__(self) -> None:
+        shown = [arg.name or own for own, arg in self.arguments.items() if not arg.hide]
+        twice = sorted({name for name in shown if shown.count(name) > 1})
+        if twice:
+            raise ValueError(f"{self.name!r} would list the argument {twice[0]!r} twice")
+
     def listed(self, item: dict[str, Any]) -> dict[str, Any]:
         """The tool's wire definition as it is listed after the transform."""
         shown = {**item, "name": self.name}
@@ -89,21 +95,28 @@ class ToolTransform:
         return shown
 
     def _schema(self, schema: dict[str, Any]) -> dict[str, Any]:
-        properties: dict[str, Any] = dict(schema.get("properties") or {})
-        required = [str(name) for name in schema.get("required") or ()]
-        for own, arg in self.arguments.items():
-            prop = dict(properties.pop(own, {}))
-            if own in required:
-                required.remove(own)
-                if arg.default is _UNSET and not arg.hide:
-                    required.append(arg.name or own)
+        properties: dict[str, Any] = {}
+        # Rebuilt in the tool's own order, each argument in its place under its new name.
+        for own, prop in (schema.get("properties") or {}).items():
+            arg = self.arguments.get(own)
+            if arg is None:
+                properties[own] = prop
+                continue
             if arg.hide:
                 continue
+            prop = dict(prop)
             if arg.description is not None:
                 prop["description"] = arg.description
             if arg.default is not _UNSET:
                 prop["default"] = arg.default
             properties[arg.name or own] = prop
+        required: list[str] = []
+        for own in schema.get("required") or ():
+            arg = self.arguments.get(str(own))
+            if arg is None:
+                required.append(str(own))
+            elif not arg.hide and arg.default is _UNSET:
+                required.append(arg.name or str(own))
         out = {**schema, "properties": properties}
         if required:
             out["required"] = required
@@ -112,17 +125,32 @@ class ToolTransform:
         return out
 
     def arguments_back(self, arguments: dict[str, Any]) -> dict[str, Any]:
-        """A call's arguments as the tool names them: renamed back, hidden and defaults filled."""
+        """A call's arguments as the tool names them: renamed back, hidden and defaults filled.
+
+        Raises:
+            ValueError: an argument is sent under a name that is not listed: a hidden one, or one
+                renamed away (so a fixed value cannot be overridden by its first name).
+        """
+        shown_names = {arg.name or own for own, arg in self.arguments.items() if not arg.hide}
+        for sent in arguments:
+            arg = self.arguments.get(sent)
+            if arg is not None and sent not in shown_names:
+                if arg.hide:
+                    raise ValueError(f"argument {sent!r} of {self.name!r} is fixed and cannot be set")
+                raise ValueError(f"{self.name!r} has no argument {sent!r} (it is called {arg.name!r})")
         mapped = dict(arguments)
+        # Take every renamed value out first, so that a name given to one argument can be the
+        # first name of another (a swap) without one overwriting the other.
+        taken = {
+            own: mapped.pop(arg.name or own)
+            for own, arg in self.arguments.items()
+            if not arg.hide and (arg.name or own) in mapped
+        }
         for own, arg in self.arguments.items():
-            shown = arg.name or own
             if arg.hide:
-                mapped.pop(shown, None)  # not listed: a value sent anyway is not the caller's to set
                 mapped[own] = arg.default
-                continue
-            if shown in mapped:
-                value = mapped.pop(shown)
-                mapped[own] = value
+            elif own in taken:
+                mapped[own] = taken[own]
             elif arg.default is not _UNSET:
                 mapped[own] = arg.default
         return mapped
@@ -183,7 +211,12 @@ class TransformsAPI(CatalogAPI):
         arguments = params.get("arguments")
         if arguments is not None and not isinstance(arguments, dict):
             raise InvalidParams("tools/call params.arguments must be an object")
-        mapped = transform.arguments_back(arguments or {})
+        try:
+            mapped = transform.arguments_back(arguments or {})
+        except ValueError as exc:  # an argument sent by a name that is not listed
+            return shape_call_result(
+                {"content": [{"type": "text", "text": str(exc)}], "isError": True}, ctx.scope
+            )
         source = transform.source
         if transform.wrap is None:
             return await self._call_untransformed(
