@@ -269,7 +269,7 @@ class CatalogAPI(ServerBase):
                 seen.add(shown)
                 items.append({**item, key: shown} if shown != identity else item)
         if kind == "tools" and self._tool_transforms:
-            items = self._transformed(items)
+            items = self._transformed(items, ctx.scope)
         hidden = self.hidden
         for_session = session_filter(ctx)
         if hidden or for_session:
@@ -352,7 +352,7 @@ class CatalogAPI(ServerBase):
 
     _tool_transforms: dict[str, Any]
 
-    def _transformed(self, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def _transformed(self, items: list[dict[str, Any]], scope: Scope) -> list[dict[str, Any]]:
         raise NotImplementedError
 
     def _untransformed(self, name: str) -> str:

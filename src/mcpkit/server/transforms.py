@@ -32,6 +32,7 @@ from typing import Any, Final
 import msgspec
 
 from .._compat import shape_call_result
+from .._connection import Scope
 from .._errors import InvalidParams
 from ..context import Context
 from ..types import CallToolResult
@@ -83,11 +84,17 @@ class ToolTransform:
         if twice:
             raise ValueError(f"{self.name!r} would list the argument {twice[0]!r} twice")
 
-    def listed(self, item: dict[str, Any]) -> dict[str, Any]:
-        """The tool's wire definition as it is listed after the transform."""
+    def listed(self, item: dict[str, Any], scope: Scope | None = None) -> dict[str, Any]:
+        """The tool's wire definition as it is listed after the transform (to a caller of
+        *scope*'s revision: titles only where it has them)."""
         shown = {**item, "name": self.name}
-        if self.title is not None:
+        if self.title is not None and (scope is None or scope.has("titles")):
             shown["title"] = self.title
+        if self.wrap is not None:
+            # What the wrapper returns is its own: the tool's output schema need not fit it, and
+            # it runs inline (not as a task) since the wrapper awaits the result.
+            shown.pop("outputSchema", None)
+            shown.pop("execution", None)
         if self.description is not None:
             shown["description"] = self.description
         if self.arguments:
@@ -180,10 +187,11 @@ class TransformsAPI(CatalogAPI):
         self._changed("tools")
         return transform
 
-    def _transformed(self, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def _transformed(self, items: list[dict[str, Any]], scope: Scope) -> list[dict[str, Any]]:
         transforms = self._tool_transforms
         return [
-            transforms[item["name"]].listed(item) if item["name"] in transforms else item for item in items
+            transforms[item["name"]].listed(item, scope) if item["name"] in transforms else item
+            for item in items
         ]
 
     def _untransformed(self, name: str) -> str:
@@ -223,9 +231,11 @@ class TransformsAPI(CatalogAPI):
                 source, {**params, "name": source, "arguments": mapped}, ctx
             )
 
+        inline = {key: value for key, value in params.items() if key != "task"}  # see listed()
+
         async def forward(arguments: dict[str, Any]) -> CallToolResult:
             result = await self._call_untransformed(
-                source, {**params, "name": source, "arguments": arguments}, ctx
+                source, {**inline, "name": source, "arguments": arguments}, ctx
             )
             return msgspec.convert(result, CallToolResult)
 
