@@ -21,7 +21,8 @@ from hypothesis import strategies as st
 
 from mcpkit import Client, Context, ElicitResult, Server, TextContent
 from mcpkit.server import Arg, Call, CallNext
-from mcpkit.server.tool_search import BM25, ToolSearchAPI, _document, enable_tool_search, rank, tokenize
+from mcpkit.server._ranking import BM25, _ascii_words, _document, _parts, rank, tokenize
+from mcpkit.server.tool_search import ToolSearchAPI, enable_tool_search
 
 from ..conftest import free_port, http_server
 from ._sync import sync
@@ -63,6 +64,17 @@ def test_tokenize_splits_names_into_words() -> None:
     assert tokenize("Forecasts, (for) cities!") == ["forecast", "for", "citie"]
     assert tokenize("class status") == ["class", "statu"]  # the same cut on both sides
     assert tokenize("  ... ") == []
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="abcXYZ019_.-( ", max_size=24))
+def test_the_ascii_shortcut_finds_the_same_words(chunk: str) -> None:
+    # ASCII text is split by a regex; any other by a loop over characters: the same words.
+    assert _ascii_words().findall(chunk) == _parts(chunk)
+
+
+def test_non_ascii_words() -> None:
+    assert tokenize("météo_Zürich") == ["météo_zürich", "météo", "zürich"]
 
 
 def test_bm25_matches_the_formula() -> None:

@@ -22,7 +22,10 @@ refused, a tool may run as a task, and a 2026-07-28 tool may ask the client for 
 retry comes back as ``call_tool`` and is passed on the same way). Middleware therefore runs twice
 for such a call: once around ``call_tool``, once around the real tool.
 
->>> from mcpkit import Server
+Ranking is :mod:`._ranking`'s BM25 over names, titles and descriptions (no model needed).
+
+>>> import asyncio
+>>> from mcpkit import Client, Server
 >>> server = Server("big")
 >>> @server.tool
 ... def get_weather(city: str) -> str:
@@ -33,21 +36,22 @@ for such a call: once around ``call_tool``, once around the real tool.
 ...     '''Send an email message.'''
 ...     return "sent"
 >>> enable_tool_search(server, max_results=3)
->>> [tool["name"] for tool in rank(server_tools(server), "weather in a city")]
+>>> async def main() -> None:
+...     async with Client(server) as client:
+...         print([tool.name for tool in await client.list_tools()])
+...         found = await client.call_tool("search_tools", {"query": "weather in a city"})
+...         print([tool["name"] for tool in found.structured_content["tools"]])
+...         called = await client.call_tool("call_tool", {"name": "get_weather", "arguments": {"city": "Oslo"}})
+...         print(called.content[0].text)
+>>> asyncio.run(main())
+['search_tools', 'call_tool']
 ['get_weather']
-
-Ranking (:class:`BM25`): names are split into words (``snake_case``, ``camelCase``, dots and
-dashes; the whole name is a word too), titles and descriptions into words; name words weigh three
-times, title words twice, description words once. Words are lower-cased and a plural ``s`` is
-dropped. A query equal to a tool's name ranks that tool first whatever the scores say; ties keep
-the catalogue's order; a tool matching no word of the query is not returned.
+Sunny in Oslo
 """
 
 from __future__ import annotations
 
-import math
-from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
@@ -56,203 +60,18 @@ from .._compat import shape_call_result, shape_tool
 from .._errors import InvalidParams
 from .._pagination import page, paginate
 from ..context import Context
+from ._ranking import Documents, rank
 from ._results import error_result
 
 if TYPE_CHECKING:
     from .tools import ToolsAPI
 
-__all__ = ["BM25", "ToolSearch", "ToolSearchAPI", "enable_tool_search", "rank", "server_tools", "tokenize"]
+__all__ = ["ToolSearch", "ToolSearchAPI", "enable_tool_search"]
 
-#: BM25's usual constants: term frequency saturation, and how much a long document is penalised.
-K1: Final = 1.2
-B: Final = 0.75
-#: How much a word counts by where it was found.
-NAME_WEIGHT: Final = 3
-TITLE_WEIGHT: Final = 2
 #: The most results one search may ask for (``limit``), whatever ``max_results`` is.
 LIMIT_CAP: Final = 50
 
 _json: Final = msgspec.json.Encoder()
-
-
-# -- words ------------------------------------------------------------------------------------------
-
-
-def _split_run(run: str) -> list[str]:
-    """One run of letters and digits in words: ``getHTTPResponse2`` -> get, http, response, 2."""
-    words: list[str] = []
-    start = 0
-    for i in range(1, len(run)):
-        prev, cur = run[i - 1], run[i]
-        nxt = run[i + 1] if i + 1 < len(run) else ""
-        if (
-            (prev.islower() and cur.isupper())
-            or (prev.isalpha() != cur.isalpha())
-            # the last capital of an acronym starts the next word: HTTPResponse -> HTTP, Response
-            or (prev.isupper() and cur.isupper() and nxt.islower())
-        ):
-            words.append(run[start:i])
-            start = i
-    words.append(run[start:])
-    return words
-
-
-def _stem(word: str) -> str:
-    # A plural's s, and nothing cleverer: "forecasts" finds "forecast". Applied to documents and
-    # queries alike, so a wrong cut ("status" -> "statu") still matches itself.
-    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
-        return word[:-1]
-    return word
-
-
-def tokenize(text: str) -> list[str]:
-    """The words of *text* as the index sees them.
-
-    Each whitespace-separated chunk that joins words (``get_weather``, ``weather.forecast``,
-    ``getWeather``) gives the whole chunk, lower-cased, and then its words.
-
-    >>> tokenize("getWeather for weather.forecasts")
-    ['getweather', 'get', 'weather', 'for', 'weather.forecast', 'weather', 'forecast']
-    """
-    words: list[str] = []
-    for chunk in text.split():
-        runs: list[str] = []
-        current: list[str] = []
-        for char in chunk:
-            if char.isalnum():
-                current.append(char)
-            elif current:
-                runs.append("".join(current))
-                current = []
-        if current:
-            runs.append("".join(current))
-        parts = [part.lower() for run in runs for part in _split_run(run)]
-        if not parts:
-            continue
-        if len(parts) > 1:  # the joined words as one word too: a name's exact match counts most
-            start, end = 0, len(chunk)
-            while not chunk[start].isalnum():
-                start += 1
-            while not chunk[end - 1].isalnum():
-                end -= 1
-            words.append(_stem(chunk[start:end].lower()))
-        words.extend(_stem(part) for part in parts)
-    return words
-
-
-def _document(tool: dict[str, Any]) -> Counter[str]:
-    """A tool's weighted word counts: name, title and description."""
-    counts: Counter[str] = Counter()
-    for word in tokenize(str(tool.get("name", ""))):
-        counts[word] += NAME_WEIGHT
-    title = tool.get("title")
-    if isinstance(title, str):
-        for word in tokenize(title):
-            counts[word] += TITLE_WEIGHT
-    description = tool.get("description")
-    if isinstance(description, str):
-        counts.update(tokenize(description))
-    return counts
-
-
-# -- ranking ----------------------------------------------------------------------------------------
-
-
-class BM25:
-    """Okapi BM25 over documents given as word counts.
-
-    ``score(q, d) = sum over the query's distinct words t of idf(t) * tf * (k1 + 1) /
-    (tf + k1 * (1 - b + b * |d| / avgdl))``, with ``idf(t) = ln(1 + (N - n_t + 0.5) / (n_t + 0.5))``
-    (the form that is never negative, so a word found in most documents still counts a little).
-
-    >>> index = BM25([Counter(["red", "apple"]), Counter(["green", "pear"]), Counter(["red", "car"])])
-    >>> [round(s, 3) for s in index.scores(["red", "apple"])]
-    [1.451, 0.0, 0.47]
-    """
-
-    __slots__ = ("_avgdl", "_df", "_docs", "_lengths", "b", "k1")
-
-    def __init__(self, documents: Sequence[Counter[str]], *, k1: float = K1, b: float = B) -> None:
-        self.k1 = k1
-        self.b = b
-        self._docs = documents
-        self._lengths = [sum(doc.values()) for doc in documents]
-        self._avgdl = (sum(self._lengths) / len(documents)) if documents else 0.0
-        self._df: Counter[str] = Counter()
-        for doc in documents:
-            self._df.update(doc.keys())
-
-    def idf(self, word: str) -> float:
-        n = len(self._docs)
-        found = self._df.get(word, 0)
-        return math.log(1.0 + (n - found + 0.5) / (found + 0.5))
-
-    def scores(self, query: Iterable[str]) -> list[float]:
-        """Each document's score for *query*'s words, in the documents' order."""
-        words = [(word, self.idf(word)) for word in dict.fromkeys(query) if word in self._df]
-        k1, b, avgdl = self.k1, self.b, self._avgdl or 1.0
-        out: list[float] = []
-        for doc, length in zip(self._docs, self._lengths, strict=True):
-            total = 0.0
-            norm = k1 * (1.0 - b + b * length / avgdl)
-            for word, idf in words:
-                tf = doc.get(word)
-                if tf:
-                    total += idf * tf * (k1 + 1.0) / (tf + norm)
-            out.append(total)
-        return out
-
-
-class _Documents:
-    """Tools' word counts, kept between searches while their definitions are unchanged (the
-    catalogue is read live at each search; tokenising it again each time is the cost saved)."""
-
-    def __init__(self) -> None:
-        self._known: dict[tuple[str, Any, Any], Counter[str]] = {}
-
-    def of(self, tools: Sequence[dict[str, Any]]) -> list[Counter[str]]:
-        docs: list[Counter[str]] = []
-        seen: set[tuple[str, Any, Any]] = set()
-        for tool in tools:
-            key = (str(tool.get("name", "")), tool.get("title"), tool.get("description"))
-            found = self._known.get(key)
-            if found is None:
-                found = self._known[key] = _document(tool)
-            docs.append(found)
-            seen.add(key)
-        if len(self._known) > 2 * len(seen) + 64:  # removed and changed tools: forget them
-            self._known = {key: value for key, value in self._known.items() if key in seen}
-        return docs
-
-
-def rank(
-    tools: Sequence[dict[str, Any]],
-    query: str,
-    limit: int | None = None,
-    *,
-    documents: _Documents | None = None,
-) -> list[dict[str, Any]]:
-    """The *tools* (wire definitions) that match *query*, best first, at most *limit*.
-
-    A tool named exactly *query* (ignoring case and surrounding spaces) comes first; the others
-    by BM25 score, ties in the order given; tools matching no word are left out.
-    """
-    docs = (documents or _Documents()).of(tools)
-    scores = BM25(docs).scores(tokenize(query))
-    wanted = query.strip()
-    exact = [i for i, tool in enumerate(tools) if str(tool.get("name", "")).lower() == wanted.lower()]
-    exact.sort(key=lambda i: tools[i].get("name") != wanted)  # the same case first
-    order = exact + sorted(
-        (i for i, score in enumerate(scores) if score > 0.0 and i not in exact),
-        key=lambda i: -scores[i],  # sorted() is stable: equal scores keep the catalogue's order
-    )
-    return [tools[i] for i in order[:limit]]
-
-
-def server_tools(server: ToolsAPI) -> list[dict[str, Any]]:
-    """A server's own tools' wire definitions (for examples and tests; searches use the live
-    catalogue of :meth:`~mcpkit.server.catalog.CatalogAPI.catalog`)."""
-    return [tool.wire for tool in server._tools.values()]
 
 
 # -- the meta-tools ---------------------------------------------------------------------------------
@@ -269,7 +88,7 @@ class ToolSearch:
         self.always = tuple(always)
         self.search_name = search_name
         self.call_name = call_name
-        self.documents = _Documents()
+        self.documents = Documents()
         self._list_tools = server._handlers["tools/list"]
         self._call_tool = server._handlers["tools/call"]
         self.search_definition: dict[str, Any] = {
