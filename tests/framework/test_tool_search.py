@@ -22,7 +22,8 @@ from hypothesis import strategies as st
 from mcpkit import Client, Context, ElicitResult, Server, TextContent
 from mcpkit.server import Arg, Call, CallNext
 from mcpkit.server._ranking import BM25, _ascii_words, _document, _parts, rank, tokenize
-from mcpkit.server.tool_search import ToolSearchAPI, enable_tool_search
+from mcpkit.server._tool_search_api import ToolSearchAPI
+from mcpkit.server.tool_search import enable_tool_search
 
 from ..conftest import free_port, http_server
 from ._sync import sync

@@ -66,7 +66,7 @@ from ._results import error_result
 if TYPE_CHECKING:
     from .tools import ToolsAPI
 
-__all__ = ["ToolSearch", "ToolSearchAPI", "enable_tool_search"]
+__all__ = ["ToolSearch", "enable_tool_search"]
 
 #: The most results one search may ask for (``limit``), whatever ``max_results`` is.
 LIMIT_CAP: Final = 50
@@ -258,7 +258,7 @@ def enable_tool_search(
             not a valid tool name, the two are the same, or the server has a tool of that name;
             *always* is a string instead of a list of names.
     """
-    if getattr(server, "_tool_search", None) is not None:
+    if getattr(server, "_tool_search", None) is not None:  # ToolSearchAPI's, or set below
         raise ValueError(f"tool search is already enabled on {server.info.name!r}")
     if isinstance(max_results, bool) or not isinstance(max_results, int) or max_results < 1:
         raise ValueError("max_results must be an integer of at least 1")
@@ -280,27 +280,3 @@ def enable_tool_search(
     server.set_handler("tools/list", search.list_tools)
     server.set_handler("tools/call", search.call_tool)
     server._changed("tools")
-
-
-class ToolSearchAPI:
-    """Part of :class:`~mcpkit.Server`: :meth:`add_tool_search`."""
-
-    _tool_search: ToolSearch | None = None
-
-    def add_tool_search(
-        self,
-        *,
-        max_results: int = 5,
-        always: Sequence[str] = (),
-        search_name: str = "search_tools",
-        call_name: str = "call_tool",
-    ) -> None:
-        """List this server's tools as ``search_tools`` and ``call_tool`` (see
-        :func:`enable_tool_search` for the arguments, and :mod:`mcpkit.server.tool_search`)."""
-        enable_tool_search(
-            self,  # type: ignore[arg-type]
-            max_results=max_results,
-            always=always,
-            search_name=search_name,
-            call_name=call_name,
-        )
