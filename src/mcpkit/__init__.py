@@ -43,6 +43,7 @@ from ._headers import header
 from ._jsonrpc import ErrorResponse, Notification, Request, Response
 from ._versions import LATEST_HANDSHAKE_VERSION, LATEST_VERSION, SUPPORTED_VERSIONS, Era
 from .auth import AuthInfo
+from .compose import Server
 from .context import Context
 from .kernel import Endpoint, InProcess, Outbound, ServerSession
 from .lifespan import StartupError
@@ -53,7 +54,6 @@ from .server import (
     CallNext,
     Forward,
     Middleware,
-    Server,
     ToolOptions,
     ToolTransform,
     UIResourceOptions,
@@ -105,6 +105,7 @@ if typing.TYPE_CHECKING:  # loaded on first use (see __getattr__ below)
         OAuthError,
         TokenStore,
     )
+    from .compose.openapi import RouteMap
     from .skills import Skill, SkillResource, SkillVerificationError
     from .transports.event_store import EventStore
     from .transports.fleet import MemoryState, SharedState
@@ -116,6 +117,7 @@ if typing.TYPE_CHECKING:  # loaded on first use (see __getattr__ below)
 #: nor, until it asks for them, for elicitation forms, a fleet's shared state or telemetry.
 _LAZY: typing.Final = {
     **dict.fromkeys(("MAY_HAVE_MISSED", "Backoff", "Client", "Subscription"), "mcpkit.client"),
+    "RouteMap": "mcpkit.compose.openapi",
     **dict.fromkeys(
         (
             "ClientCredentials",
@@ -225,6 +227,7 @@ __all__ = [
     "ResourceTemplate",
     "Response",
     "Root",
+    "RouteMap",
     "SamplingMessage",
     "Scope",
     "Server",

@@ -59,7 +59,9 @@ class ProxyError(ValueError):
     """The target of :func:`proxy` cannot be proxied (wrong type, a connected Client, bad options)."""
 
 
-def proxy(target: Any, *, name: str | None = None, **client_options: Any) -> Server:
+def proxy(
+    target: Any, *, name: str | None = None, server_type: type[Server] = Server, **client_options: Any
+) -> Server:
     """A server mirroring *target*'s tools, prompts, resources, templates and completions.
 
     Args:
@@ -109,7 +111,7 @@ def proxy(target: Any, *, name: str | None = None, **client_options: Any) -> Ser
     _check_options(client_options)
     plan = _plan(target, client_options)
     state = _Running(plan, mirror_info=name is None)
-    server = state.server = Server(name or "mcpkit-proxy", lifespan=state.lifespan)
+    server = state.server = server_type(name or "mcpkit-proxy", lifespan=state.lifespan)
     # The handler table is the gateway's from now on, so the proxy answers (and can be mounted)
     # before it first serves; each later start makes a fresh gateway on the same table.
     state.gateway = state.new_gateway()

@@ -200,7 +200,8 @@ def _build(
     if isinstance(info.get("description"), str) and info["description"].strip():
         server_options.setdefault("instructions", info["description"].strip())
     theirs = server_options.pop("lifespan", None)
-    server = Server(server_name, lifespan=_joined(clients.lifespan, theirs), **server_options)
+    server_type: type[Server] = server_options.pop("server_type", Server)  # mcpkit.Server passes its own
+    server = server_type(server_name, lifespan=_joined(clients.lifespan, theirs), **server_options)
     authority = _authority(server_name)
     seen: dict[str, Operation] = {}
     for op in operations(paths, version):
