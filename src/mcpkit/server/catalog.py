@@ -85,6 +85,13 @@ class Mount:
         prefix = f"{self.namespace}{_naming.SEPARATOR}"
         return exposed[len(prefix) :] if exposed.startswith(prefix) and len(exposed) > len(prefix) else None
 
+    def own_uri(self, exposed: str) -> str:
+        """The mounted server's URI (or template) for one listed here as *exposed*."""
+        prefix = self.uri_prefix
+        return (
+            exposed[len(prefix) :] if self.namespace is not None and exposed.startswith(prefix) else exposed
+        )
+
     @property
     def uri_prefix(self) -> str:
         # A URI scheme takes letters, digits, + - . (RFC 3986): the namespace's _ become -.
@@ -239,7 +246,7 @@ class CatalogAPI(ServerBase):
             if reader is not None:
                 return reader.tags
         for mount in self._mounts:
-            own = mount.own_name(name) if kind in ("tools", "prompts") else name
+            own = mount.own_name(name) if kind in ("tools", "prompts") else mount.own_uri(name)
             if own is not None and isinstance(mount.server, CatalogAPI):
                 found = mount.server._tags(kind, own)
                 if found:
@@ -290,6 +297,33 @@ class CatalogAPI(ServerBase):
             return False
         tags = self._tags(kind, self._untransformed(name) if kind == "tools" else name)
         return hidden.hides(name, tags) or (for_session is not None and for_session.hides(name, tags))
+
+    def _read_hidden(self, uri: str, ctx: Context) -> bool:
+        """Whether ``resources/read`` of *uri* is refused: the resource is hidden, or the template
+        that would read it is."""
+        hidden, for_session = self.hidden, session_filter(ctx)
+        if not hidden and not for_session:
+            return False
+        if self._is_hidden("resources", uri, ctx, hidden, for_session):
+            return True
+        template = self._template_of(uri)
+        return template is not None and self._is_hidden(
+            "resourceTemplates", template, ctx, hidden, for_session
+        )
+
+    def _template_of(self, uri: str) -> str | None:
+        """The template, as listed here, that reads *uri* (own, or of a mounted Server)."""
+        if uri not in self._resources.fixed:
+            for template, reader in self._resources.templates.items():
+                if reader.template.match(uri) is not None:
+                    return template
+        for mount in self._mounts:
+            if isinstance(mount.server, CatalogAPI):
+                own = mount.own_uri(uri)
+                found = mount.server._template_of(own)
+                if found is not None:
+                    return mount.uri_prefix + found if own != uri else found
+        return None
 
     async def _list_page(self, kind: Kind, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
         """One page of the catalogue's *kind*: the composed server's list handler."""

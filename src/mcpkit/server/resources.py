@@ -125,7 +125,7 @@ class ResourcesAPI(CatalogAPI):
         uri = params.get("uri")
         if not isinstance(uri, str):
             raise InvalidParams("resources/read requires params.uri (a string)")
-        if (self._composed or session_filter(ctx)) and self._is_hidden("resources", uri, ctx):
+        if (self._composed or session_filter(ctx)) and self._read_hidden(uri, ctx):
             raise ResourceNotFound(f"Resource not found: {uri}", {"uri": uri})
         try:
             reader, kwargs = self._resources.find(uri)
