@@ -3,15 +3,15 @@
 It is an mcpkit :class:`~mcpkit.Server` whose list, call, read and prompt handlers forward to the
 host, so everything a server does for its clients (both eras, every transport, ``list_changed`` to
 handshake sessions and 2026-07-28 ``subscriptions/listen`` streams, results shaped per revision)
-holds for the aggregate. A call the policy marks ``ask`` is put to the calling user with
-``ctx.elicit``; upstream questions are relayed by :mod:`.bridge`.
+holds for the aggregate. Policy, consent (put to the calling user with ``ctx.elicit``), rate
+limits and audit are ``tools/call`` middleware (:mod:`.governance`); upstream questions are
+relayed by :mod:`.bridge`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 from typing import Any
 
 import msgspec
@@ -21,27 +21,20 @@ from .._connection import META_SERVER_INFO
 from .._errors import (
     InvalidParams,
     MCPError,
-    MethodNotFound,
-    MissingClientCapability,
     RequestTimeout,
     RPCError,
 )
 from ..context import Context
-from ..host import ConsentRequest, Host, HostConfig, Unavailable
+from ..host import Host, HostConfig, Unavailable
 from ..host.governance import INPUT_ROUND
 from ..host.pool import Lease
 from ..server import Server
 from ..session import Peer
 from .bridge import PARK_PREFIX, Bridge, CallScope
+from .governance import Governance, note_failure
 from .subscriptions import Subscribers
 
 __all__ = ["Gateway"]
-
-_CONSENT_SCHEMA = {
-    "type": "object",
-    "properties": {"allow": {"type": "boolean", "title": "Allow this call", "default": False}},
-    "required": ["allow"],
-}
 
 
 def _dump(value: Any) -> dict[str, Any]:
@@ -110,6 +103,8 @@ class Gateway:
             ("completion/complete", self._complete),
         ):
             self.server.set_handler(method, handler)
+        # Policy, consent, rate limits and audit: middleware around the calls (see .governance).
+        self.server.add_middleware(Governance(self.host, self.bridge), methods=["tools/call"])
         # A 2026-07-28 caller subscribes to resources on its listen stream: subscribe upstream too,
         # then let the server's own listen handler run the stream.
         self._listen = self.server._listen
@@ -186,10 +181,12 @@ class Gateway:
             result = call.result()
         except (Unavailable, RequestTimeout) as exc:
             # The model should read why, and the caller's other calls go on: a tool error.
+            note_failure(str(exc))
             return {"content": [{"type": "text", "text": str(exc)}], "isError": True}
         except MCPError as exc:
             if isinstance(exc, RPCError):
                 raise  # the upstream's own answer, code and all
+            note_failure(str(exc))
             return {"content": [{"type": "text", "text": f"{name}: {exc}"}], "isError": True}
         return shape_call_result(_dump(result), ctx.scope)
 
@@ -202,9 +199,6 @@ class Gateway:
         handshake_upstream = client is not None and client.protocol_version < "2026"
         scope = CallScope(ctx)
 
-        async def ask(request: ConsentRequest) -> bool | None:
-            return await self._consent(request, scope.ctx)
-
         async def progress(done: float, total: float | None, message: str | None) -> None:
             await scope.ctx.report_progress(done, total, message)
 
@@ -216,31 +210,9 @@ class Gateway:
         guard = self.bridge.guard(scope) if lease is None else None
         with self.bridge.calling(scope):
             scope.call = asyncio.ensure_future(
-                self.host.call_tool(
-                    name,
-                    arguments,
-                    caller=_caller(ctx),
-                    ask=ask,
-                    on_progress=progress,
-                    guard=guard,
-                    lease=lease,
-                )
+                self.host.forward_tool(name, arguments, on_progress=progress, guard=guard, lease=lease)
             )
         return scope
-
-    async def _consent(self, request: ConsentRequest, ctx: Context) -> bool | None:
-        """Ask the calling user through the protocol; None when the caller cannot be asked."""
-        arguments = json.dumps(request.arguments, ensure_ascii=False)
-        if len(arguments) > 500:
-            arguments = arguments[:497] + "..."
-        message = f"Allow the tool {request.tool!r} of server {request.server!r} to run with {arguments}?"
-        try:
-            answer = await ctx.elicit(message, _CONSENT_SCHEMA, key=f"consent:{request.name}")
-        except (MissingClientCapability, MethodNotFound):  # no capability, or a revision without it
-            return None
-        if answer.action == "cancel":  # no explicit choice (no terminal, a dismissed form): nobody said no
-            return None
-        return answer.action == "accept" and bool((answer.content or {}).get("allow"))
 
     # -- resources, prompts, completion ------------------------------------------------------------
 
@@ -319,9 +291,3 @@ def _lease(scope: CallScope, ctx: Context) -> Lease:
     if isinstance(ctx.peer, Peer) and ctx.connection is not None:
         return Lease(ctx.connection, scope, ends=ctx.peer.closed)
     return Lease(scope, scope, keep=False)
-
-
-def _caller(ctx: Context) -> str:
-    """Who calls, for the audit log: the client's name and the request's revision."""
-    info = ctx.client_info or {}
-    return f"{info.get('name', 'unknown')} ({ctx.scope.version})"

@@ -17,15 +17,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, Self
+from typing import Any, Self, cast
 
 import msgspec
 
 from .. import _naming as naming
 from .._errors import InvalidParams, MCPError, ResourceNotFound
-from .._mrtr import InputRequired
 from ..client.exchange import ProgressCallback
 from ..types import (
     CallToolResult,
@@ -40,14 +38,12 @@ from ..types import (
 from . import aggregate
 from .audit import AuditLog, default_audit_path
 from .governance import (
-    INPUT_ROUND,
     AskCallback,
     ConsentRequest,
     Guard,
     RootsCallback,
     ServerRequestCallback,
-    admit,
-    refusal_result,
+    governed,
 )
 from .model import DEFAULT_REDACT, HostConfig
 from .pool import Lease
@@ -318,59 +314,57 @@ class Host:
             Unavailable: its server is not connected, or died during the call.
             MCPError: the server answered with a protocol error, or did not answer in time.
         """
+        routed, annotations = self.tool_facts(name)
+        arguments = arguments or {}
+        request = ConsentRequest(routed.server, routed.name, name, arguments, annotations, "")
+        return cast(
+            "CallToolResult",
+            await governed(
+                self.config.policy,
+                self.audit,
+                request,
+                caller or self.caller,
+                ask or self.ask,
+                lambda: self.forward_tool(
+                    name, arguments, timeout=timeout, on_progress=on_progress, guard=guard, lease=lease
+                ),
+            ),
+        )
+
+    def tool_facts(self, name: str) -> tuple[aggregate.Routed, dict[str, Any]]:
+        """Where the host tool *name* leads, and its annotations (what the policy reads).
+
+        Raises:
+            InvalidParams: no such tool; Unavailable: its server is not connected.
+        """
         found = self._tables.tools.get(name)
         if found is None:
             raise self._unknown("tool", name)
         routed, tool = found
-        arguments = arguments or {}
         annotations = msgspec.to_builtins(tool.annotations) if tool.annotations is not None else {}
-        decision: str
-        decision, rule = self.config.policy.decide(routed.server, routed.name, annotations)
-        record: dict[str, Any] = {
-            "caller": caller or self.caller,
-            "server": routed.server,
-            "tool": routed.name,
-            "name": name,
-            "arguments": arguments,
-            "rule": rule,
-        }
-        started = time.monotonic()
+        return routed, annotations
 
-        def written(decided: str, outcome: str, error: str | None = None) -> None:
-            duration = round((time.monotonic() - started) * 1000, 1)
-            extra = {"error": error} if error is not None else {}
-            self.audit.write(**record, decision=decided, outcome=outcome, duration_ms=duration, **extra)
-
-        if decision in ("deny", "ask"):
-            request = ConsentRequest(routed.server, routed.name, name, arguments, annotations, rule)
-            decision, refusal = await admit(decision, request, ask or self.ask, written)
-            if refusal is not None:
-                return refusal
-        wait, limit = self.config.policy.take(routed.server, routed.name)
-        if limit is not None:
-            written("rate-limited", "refused", f"limit {limit}")
-            return refusal_result(f"Rate limit {limit} reached for {name}; retry in {wait:.1f} s.")
+    async def forward_tool(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        on_progress: ProgressCallback | None = None,
+        guard: Guard | None = None,
+        lease: Lease | None = None,
+    ) -> CallToolResult:
+        """Call a host tool on its server with no policy, limits or audit: :meth:`call_tool`'s
+        last step, and what a gateway calls once its own middleware has governed the call."""
+        routed, _ = self.tool_facts(name)
         upstream = self.upstreams[routed.server]
-        try:
-            async with guard(routed.server) if guard is not None else contextlib.nullcontext():
-                result = await upstream.call(
-                    lambda client: client.call_tool(
-                        routed.name, arguments, timeout=timeout, on_progress=on_progress
-                    ),
-                    lease,
-                )
-        except InputRequired:
-            written(decision, "input-required")
-            raise
-        except asyncio.CancelledError as exc:
-            # The gateway ends a call whose caller must answer a question first with this message.
-            written(decision, "input-required" if exc.args == (INPUT_ROUND,) else "cancelled")
-            raise
-        except MCPError as exc:
-            written(decision, "error", str(exc) or None)
-            raise
-        written(decision, "tool-error" if result.is_error else "ok")
-        return result
+        async with guard(routed.server) if guard is not None else contextlib.nullcontext():
+            return await upstream.call(
+                lambda client: client.call_tool(
+                    routed.name, arguments or {}, timeout=timeout, on_progress=on_progress
+                ),
+                lease,
+            )
 
     async def read_resource(self, uri: str) -> ReadResourceResult:
         """Read a resource from the server that lists it (or whose template matches it).

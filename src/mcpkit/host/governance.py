@@ -1,18 +1,29 @@
-"""The governance of one tool call before it is sent: the policy's decision, and consent.
+"""The governance of one tool call: the policy's decision, consent, rate limits, and the audit line.
 
-:func:`admit` turns a ``deny`` into a refusal and an ``ask`` into a question to the ``ask`` callback
-(the user, at a terminal or through the protocol); every refusal is a tool error result that says
-why, so the model reads it, and is written to the audit log by the caller's *written*.
+:func:`governed` runs a call under a :class:`~mcpkit.host.Policy` and writes its audit line; the
+host's own calls (:meth:`mcpkit.host.Host.call_tool`) and the gateway's ``tools/call`` middleware
+(:mod:`mcpkit.gateway.governance`) both go through it, so the rules and the log read the same
+whoever calls. :func:`admit` turns a ``deny`` into a refusal and an ``ask`` into a question to the
+``ask`` callback (the user, at a terminal or through the protocol); every refusal is a tool error
+result that says why, so the model reads it, and is written to the audit log.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from .._errors import MCPError
+from .._mrtr import InputRequired
 from ..types import CallToolResult, TextContent
+
+if TYPE_CHECKING:
+    from .audit import AuditLog
+    from .policy import Policy
 
 __all__ = [
     "INPUT_ROUND",
@@ -22,6 +33,7 @@ __all__ = [
     "RootsCallback",
     "ServerRequestCallback",
     "admit",
+    "governed",
     "refusal_result",
 ]
 
@@ -88,3 +100,71 @@ async def admit(
         written("ask:no", "refused")
         return "ask:no", refusal_result(f"The user did not allow the call to {name}.")
     return "ask:yes", None
+
+
+async def governed(
+    policy: Policy,
+    audit: AuditLog,
+    request: ConsentRequest,
+    caller: str,
+    asker: AskCallback | None,
+    run: Callable[[], Awaitable[Any]],
+    *,
+    limited: bool = True,
+    pending: Callable[[InputRequired], bool] = lambda need: False,
+) -> Any:
+    """Decide, ask, limit and run one call of *request*'s tool, and write its audit line.
+
+    *request* carries the server, the tool's names, its arguments and annotations; its ``rule``
+    is filled in here from the policy. A refusal (denied, not confirmed, rate limited) is returned
+    as a tool error result, and *run* is not called. What *run* returns is the call's answer (an
+    object with ``is_error``, or a task's creation result). Without *limited* the rate limits are
+    not charged (a later round of a call already charged). An ``InputRequired`` that *pending*
+    says the call goes on after (a question parked until the caller's retry) is passed on and
+    nothing is written yet: the line is the one of the round that ends the call.
+    """
+    decision: str
+    decision, rule = policy.decide(request.server, request.tool, request.annotations)
+    record: dict[str, Any] = {
+        "caller": caller,
+        "server": request.server,
+        "tool": request.tool,
+        "name": request.name,
+        "arguments": request.arguments,
+        "rule": rule,
+    }
+    started = time.monotonic()
+
+    def written(decided: str, outcome: str, error: str | None = None) -> None:
+        duration = round((time.monotonic() - started) * 1000, 1)
+        extra = {"error": error} if error is not None else {}
+        audit.write(**record, decision=decided, outcome=outcome, duration_ms=duration, **extra)
+
+    if decision in ("deny", "ask"):
+        asked = ConsentRequest(
+            request.server, request.tool, request.name, request.arguments, request.annotations, rule
+        )
+        decision, refusal = await admit(decision, asked, asker, written)
+        if refusal is not None:
+            return refusal
+    if limited:
+        wait, limit = policy.take(request.server, request.tool)
+        if limit is not None:
+            written("rate-limited", "refused", f"limit {limit}")
+            return refusal_result(f"Rate limit {limit} reached for {request.name}; retry in {wait:.1f} s.")
+    try:
+        result = await run()
+    except InputRequired as need:
+        if not pending(need):
+            written(decision, "input-required")
+        raise
+    except asyncio.CancelledError as exc:
+        # A gateway ends a call whose caller must answer a question first with this message.
+        written(decision, "input-required" if exc.args == (INPUT_ROUND,) else "cancelled")
+        raise
+    except MCPError as exc:
+        written(decision, "error", str(exc) or None)
+        raise
+    failed = getattr(result, "is_error", None)
+    written(decision, "tool-error" if failed else "ok")
+    return result

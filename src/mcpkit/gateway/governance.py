@@ -1,0 +1,139 @@
+"""The gateway's governance as ``tools/call`` middleware: policy, consent, rate limits and audit.
+
+The rules are the host's (:func:`mcpkit.host.governance.governed`, the same decisions and audit
+lines as ``mcpkit host``); what is the gateway's is who is asked and how:
+
+- consent (a call the policy marks ``ask``) is put to the calling user with ``ctx.elicit``: a
+  request to a handshake-era caller, an ``input_required`` round to a 2026-07-28 one (whose retry
+  carries the answer under the same key, so the question is asked once);
+- a 2026-07-28 call waiting, parked, for the caller's answer to an upstream question
+  (:mod:`.bridge`) is one call over several rounds: its limits are charged on the first round, and
+  its audit line is written by the round that ends it.
+
+The middleware is added by :class:`~mcpkit.gateway.Gateway` to its server, outermost; a call of a
+tool the gateway does not know (or whose server is down) passes through untouched, for the
+handler to answer.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import json
+from typing import TYPE_CHECKING, Any, Final
+
+from .._errors import MCPError, MethodNotFound, MissingClientCapability
+from .._mrtr import InputRequired
+from ..host import ConsentRequest, Host
+from ..host.governance import governed
+from .bridge import PARK_PREFIX, Bridge
+
+if TYPE_CHECKING:
+    from .._middleware import Call, CallNext
+    from ..context import Context
+
+__all__ = ["Governance", "caller_of", "note_failure"]
+
+_CONSENT_SCHEMA: Final = {
+    "type": "object",
+    "properties": {"allow": {"type": "boolean", "title": "Allow this call", "default": False}},
+    "required": ["allow"],
+}
+
+#: Why the upstream call failed, when the handler answered a tool error for it (a server down,
+#: a timeout): the audit line says ``error`` with it, as for the host's own calls.
+_failure: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar(
+    "mcpkit_gateway_failure", default=None
+)
+
+
+def note_failure(error: str) -> None:
+    """Tell the governing middleware (if any) that the call failed with *error*, though the caller
+    gets it as a tool error result."""
+    noted = _failure.get()
+    if noted is not None:
+        noted.append(error)
+
+
+class _Failed(MCPError):
+    """The answer of a call that failed upstream, carried past the audit as an error."""
+
+    def __init__(self, result: Any, error: str) -> None:
+        super().__init__(error)
+        self.result = result
+
+
+class Governance:
+    """``tools/call`` middleware running each call of *host*'s tools under its config's policy."""
+
+    def __init__(self, host: Host, bridge: Bridge) -> None:
+        self.host = host
+        self.bridge = bridge
+
+    async def __call__(self, call: Call, call_next: CallNext) -> Any:
+        name = call.params.get("name")
+        arguments = call.params.get("arguments")
+        if not isinstance(name, str) or not (arguments is None or isinstance(arguments, dict)):
+            return await call_next(call)  # the handler says what is wrong
+        try:
+            routed, annotations = self.host.tool_facts(name)
+        except Exception:  # unknown, or its server is down: the handler answers that
+            return await call_next(call)
+        ctx = call.context
+        # A retry that answers a parked question is the same call: already charged, decided again
+        # (consent's answer, if any, is in the retry too).
+        resumed = any(key in self.bridge.parked for key in ctx.answers)
+        request = ConsentRequest(routed.server, routed.name, name, arguments or {}, annotations, "")
+        failure: list[str] = []
+
+        async def run() -> Any:
+            token = _failure.set(failure)
+            try:
+                result = await call_next(call)
+            finally:
+                _failure.reset(token)
+            if failure:
+                raise _Failed(result, failure[0])
+            return result
+
+        async def ask(asked: ConsentRequest) -> bool | None:
+            return await _consent(asked, ctx)
+
+        try:
+            return await governed(
+                self.host.config.policy,
+                self.host.audit,
+                request,
+                caller_of(ctx),
+                ask,
+                run,
+                limited=not resumed,
+                pending=_parked,
+            )
+        except _Failed as failed:
+            return failed.result
+
+
+def _parked(need: InputRequired) -> bool:
+    """Whether the call goes on after this round: its question waits, parked, for the retry."""
+    return any(key.startswith(PARK_PREFIX) for key in need.requests)
+
+
+async def _consent(request: ConsentRequest, ctx: Context) -> bool | None:
+    """Ask the calling user through the protocol; None when the caller cannot be asked."""
+    arguments = json.dumps(request.arguments, ensure_ascii=False)
+    if len(arguments) > 500:
+        arguments = arguments[:497] + "..."
+    message = f"Allow the tool {request.tool!r} of server {request.server!r} to run with {arguments}?"
+    try:
+        answer = await ctx.elicit(message, _CONSENT_SCHEMA, key=f"consent:{request.name}")
+    except (MissingClientCapability, MethodNotFound):  # no capability, or a revision without it
+        return None
+    if answer.action == "cancel":  # no explicit choice (no terminal, a dismissed form): nobody said no
+        return None
+    return answer.action == "accept" and bool((answer.content or {}).get("allow"))
+
+
+def caller_of(ctx: Context) -> str:
+    """Who calls, for the audit log: the client's name and the request's revision."""
+    info = ctx.client_info or {}
+    return f"{info.get('name', 'unknown')} ({ctx.scope.version})"
