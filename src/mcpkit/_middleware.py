@@ -53,6 +53,8 @@ Middleware = Callable[["Call", CallNext], Awaitable[Any]]
 
 _convert: Final = msgspec.convert
 _to_builtins: Final = msgspec.to_builtins
+#: The keys of a call result that as_call_result builds directly.
+_PLAIN_KEYS: Final = frozenset({"content", "structuredContent", "isError"})
 
 
 class Call:
@@ -73,10 +75,12 @@ class Call:
 
 def _chain(middleware: list[Middleware], endpoint: CallNext, *, tool_calls: bool = False) -> CallNext:
     """*endpoint* wrapped in *middleware*, the first outermost."""
-    wrap = _tool_layer if tool_calls else _layer
     wrapped = endpoint
-    for layer in reversed(middleware):
-        wrapped = wrap(layer, wrapped)
+    for index in range(len(middleware) - 1, -1, -1):
+        # A tools/call layer's ToolError is a result for the layers around it; the outermost
+        # one's is caught where the chain is run, so it needs no coroutine of its own.
+        wrap = _tool_layer if tool_calls and index else _layer
+        wrapped = wrap(middleware[index], wrapped)
     return wrapped
 
 
@@ -97,6 +101,59 @@ def _tool_layer(layer: Middleware, inner: CallNext) -> CallNext:
             return CallToolResult(content=[TextContent(text=str(exc))], is_error=True)
 
     return through
+
+
+def tool_chain(layers: list[Middleware], endpoint: CallNext) -> CallNext:
+    """*endpoint* wrapped in ``tools/call`` middleware *layers*; the outermost layer's
+    ``ToolError`` is the caller's to catch (see :func:`run_tool_layers`)."""
+    return _chain(layers, endpoint, tool_calls=True)
+
+
+async def run_tool_layers(layers: list[Middleware], call: Call, endpoint: CallNext) -> Any:
+    """*call* through ``tools/call`` middleware *layers* to *endpoint*."""
+    try:
+        return await _chain(layers, endpoint, tool_calls=True)(call)
+    except ToolError as exc:  # refused by the outermost middleware
+        return CallToolResult(content=[TextContent(text=str(exc))], is_error=True)
+
+
+def as_call_result(result: dict[str, Any]) -> CallToolResult:
+    """A ``CallToolResult`` dict as the struct middleware see: built directly for the usual result
+    (text blocks only), converted otherwise (it costs several times more)."""
+    content = result.get("content")
+    if type(content) is list and all(key in _PLAIN_KEYS for key in result):
+        blocks = []
+        for block in content:
+            if type(block) is not dict or len(block) != 2 or block.get("type") != "text":
+                break
+            blocks.append(TextContent(text=block["text"]))
+        else:
+            return CallToolResult(
+                content=blocks,  # type: ignore[arg-type]
+                structured_content=result.get("structuredContent"),
+                is_error=result.get("isError", False) is True,
+            )
+    return _convert(result, CallToolResult)
+
+
+def handed_on(result: Any, outcome: list[Any]) -> Any:
+    """What the innermost ``tools/call`` step gives the middleware: a call result as a struct
+    (remembering the dict it came from in *outcome*), anything else (a task's creation) as is."""
+    if not _is_call_result(result):
+        return result
+    built = as_call_result(result)
+    outcome[:] = (result, built)
+    return built
+
+
+def from_call_result(returned: Any, outcome: list[Any], scope: Any) -> Any:
+    """The answer after the middleware: the dict the call made if they handed its struct back
+    unchanged (nothing to convert), else what they returned, as the wire has it."""
+    if outcome and returned is outcome[1]:
+        return outcome[0]
+    if isinstance(returned, CallToolResult):
+        return shape_call_result(_to_builtins(returned), scope)
+    return returned
 
 
 def _is_call_result(result: Any) -> bool:
@@ -138,14 +195,13 @@ class MiddlewareStack:
         if call.method != "tools/call":
             return await _chain(layers, lambda c: handler(c.params, c.context))(call)
 
-        async def endpoint(c: Call) -> Any:
-            result = await handler(c.params, c.context)
-            return _convert(result, CallToolResult) if _is_call_result(result) else result
+        outcome: list[Any] = []
 
-        result = await _chain(layers, endpoint, tool_calls=True)(call)
-        if isinstance(result, CallToolResult):
-            return shape_call_result(_to_builtins(result), call.context.scope)
-        return result
+        async def endpoint(c: Call) -> Any:
+            return handed_on(await handler(c.params, c.context), outcome)
+
+        returned = await run_tool_layers(layers, call, endpoint)
+        return from_call_result(returned, outcome, call.context.scope)
 
 
 class MiddlewareAPI:
