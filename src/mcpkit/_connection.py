@@ -110,6 +110,8 @@ class ServerConnection:
     session_id: str | None = None
     #: ``ctx.session``: what handlers keep for the session (made on first use).
     session_state: dict[str, Any] | None = None
+    #: The lists whose changes the session was told of at ``initialize`` (``listChanged``).
+    changing: frozenset[str] = frozenset()
 
     def __init__(self) -> None:
         self.state = _IDLE

@@ -127,8 +127,15 @@ class Context:
     async def _lists_changed(self) -> None:
         if self.scope.stateless:  # 2026-07-28 tells list changes on listen streams only, to everyone
             return
+        # Only lists the session was told can change (what initialize declared listChanged for).
         for kind in ("tools", "prompts", "resources"):
-            await self._peer.notify(f"notifications/{kind}/list_changed", {}, related=None)
+            if kind in self._changing:
+                await self._peer.notify(f"notifications/{kind}/list_changed", {}, related=None)
+
+    @property
+    def _changing(self) -> frozenset[str]:
+        conn = self.connection
+        return conn.changing if conn is not None else frozenset()
 
     @property
     def client_capabilities(self) -> dict[str, Any]:

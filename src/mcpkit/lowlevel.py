@@ -319,6 +319,7 @@ class LowLevelServer(Announcing, MiddlewareAPI, Entrypoints):
     def _open_session(self, conn: ServerConnection, scope: Scope, peer: Peer) -> dict[str, Any]:
         # Answer initialize on conn and start telling its session about changes.
         result = self._initialize(conn, scope)
+        conn.changing = frozenset(self.list_changed_kinds)
         listener = Listener(peer, kinds=set(self.list_changed_kinds))
         self._session_listeners[conn] = listener
         self.add_listener(listener)

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from mcpkit import Client, InvalidParams, Server
@@ -177,7 +177,8 @@ def schemas_and_transforms(draw: st.DrawFn) -> tuple[dict[str, Any], ToolTransfo
         shown = name or own
         if not hide:
             if shown in taken:
-                name, shown = None, own  # its own name is free: no untouched argument has it
+                name, shown = None, own  # no untouched argument has its own name
+                assume(shown not in taken)  # but an argument renamed before it may: a clash, refused
             taken.add(shown)
         if hide or default is not None:
             args[own] = Arg(name=name, hide=hide, default=default)

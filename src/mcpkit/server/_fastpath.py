@@ -19,13 +19,13 @@ from .._signature import ArgumentError, ToolSignature
 from ..context import Context
 from ..session import Peer
 from ..types import CallToolResult, TextContent
-from ._base import ServerBase
 from ._results import error_result, to_call_result, tool_failed
 from ._threads import run_sync
 from .transforms import TransformsAPI
 
 if TYPE_CHECKING:
     from ..kernel import Outbound
+    from ..lowlevel import LowLevelServer
 
 __all__ = ["PlainCalls"]
 
@@ -50,7 +50,7 @@ class PlainCalls(TransformsAPI):
         scope: Scope,
         outbound: Outbound,
         conn: ServerConnection,
-        answering: ServerBase | None = None,
+        answering: LowLevelServer | None = None,
     ) -> Awaitable[Any] | None:
         """A ``tools/call`` of a plain tool: a ``def`` tool's as the future of its worker thread's
         job, an ``async def`` tool's as one coroutine.
@@ -150,7 +150,7 @@ class PlainCalls(TransformsAPI):
         signature: ToolSignature,
         scope: Scope,
         params: dict[str, Any],
-        answering: ServerBase,
+        answering: LowLevelServer,
     ) -> dict[str, Any]:
         # An async tool's plain call in one coroutine (the tool is called here, in the request's
         # task, as _run_tool calls it).
@@ -184,7 +184,7 @@ class PlainCalls(TransformsAPI):
         scope: Scope,
         outbound: Outbound,
         conn: ServerConnection,
-        answering: ServerBase,
+        answering: LowLevelServer,
     ) -> Awaitable[Any] | None:
         """A mounted server's tool, by that server's shortest way (when nothing here stands
         between: no telemetry, nothing hidden or transformed, no session filter)."""
@@ -217,7 +217,7 @@ class PlainCalls(TransformsAPI):
         scope: Scope,
         params: dict[str, Any],
         ctx: Context,
-        answering: ServerBase,
+        answering: LowLevelServer,
     ) -> dict[str, Any]:
         """An ``async def`` tool's plain call through ``tools/call`` middleware, in one task: what
         :meth:`_handle` and :meth:`_call_tool` would do, less their lookups."""
@@ -261,7 +261,7 @@ class PlainCalls(TransformsAPI):
         signature: ToolSignature,
         scope: Scope,
         params: dict[str, Any],
-        answering: ServerBase,
+        answering: LowLevelServer,
         exc: BaseException | None,
         value: Any,
     ) -> dict[str, Any]:

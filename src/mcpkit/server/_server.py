@@ -36,6 +36,7 @@ from ..lowlevel import Listener
 from ..tasks import TASKS_EXTENSION, TaskRunner
 from ..types import UI_EXTENSION
 from ._base import RegisteredTool
+from ._tool_search_api import ToolSearchAPI
 from .apps import AppsAPI
 from .prompts import PromptsAPI
 from .tools import ToolOptions, ToolsAPI
@@ -46,7 +47,7 @@ if TYPE_CHECKING:
 __all__ = ["Server", "ToolOptions"]
 
 
-class Server(ToolsAPI, AppsAPI, PromptsAPI):
+class Server(ToolsAPI, AppsAPI, PromptsAPI, ToolSearchAPI):
     """An MCP server whose tools are typed Python functions.
 
     Args:

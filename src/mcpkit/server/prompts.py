@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -44,7 +44,7 @@ class PromptsAPI(CatalogAPI):
         description: str | None = None,
         icons: list[Icon] | None = None,
         meta: dict[str, Any] | None = None,
-        tags: Sequence[str] = (),
+        tags: Collection[str] = (),
     ) -> Any:
         """Register a prompt: ``@server.prompt`` or ``@server.prompt(name=..., title=...)``.
         ``tags`` label it for :meth:`disable` and :meth:`enable` (never sent to clients)."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING, Any
 
 from .._compat import shape_listed
@@ -55,7 +55,7 @@ class ResourcesAPI(CatalogAPI):
         icons: list[Icon] | None = None,
         meta: dict[str, Any] | None = None,
         allow_traversal: bool = False,
-        tags: Sequence[str] = (),
+        tags: Collection[str] = (),
     ) -> Callable[[F], F]:
         """Register a function that reads the resource *uri*, a plain URI or an RFC 6570 template.
 

@@ -7,7 +7,7 @@ import dataclasses
 import functools
 import logging
 import string
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from typing import TYPE_CHECKING, Any, Final, TypedDict, Unpack, overload
 
 import msgspec
@@ -83,7 +83,7 @@ class ToolOptions(TypedDict, total=False):
     scopes: Sequence[str]  # OAuth scopes a caller needs (protected HTTP servers only): 403 without
     blocking: bool  # False: a def tool that never blocks runs on the event loop, with no thread hop
     repeatable: bool  # a fleet may run it again when its node dies mid-call (default: from the hints)
-    tags: Sequence[str]  # labels for server.disable(tags=...) and transforms; never sent to clients
+    tags: Collection[str]  # labels for server.disable(tags=...) and transforms; never sent to clients
 
 
 class ToolsAPI(PlainCalls, TaskMethods, TransformsAPI):
@@ -159,7 +159,7 @@ class ToolsAPI(PlainCalls, TaskMethods, TransformsAPI):
         scopes: Sequence[str] | None = None,
         blocking: bool = True,
         repeatable: bool | None = None,
-        tags: Sequence[str] = (),
+        tags: Collection[str] = (),
     ) -> Tool:
         """Register *fn* as a tool and return its definition.
 
@@ -260,7 +260,7 @@ class ToolsAPI(PlainCalls, TaskMethods, TransformsAPI):
         definition: Tool | dict[str, Any],
         fn: Callable[[dict[str, Any], Context], Awaitable[Any]],
         *,
-        tags: Sequence[str] = (),
+        tags: Collection[str] = (),
         timeout: float | None = None,
         repeatable: bool | None = None,
     ) -> Tool:
