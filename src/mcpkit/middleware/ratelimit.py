@@ -34,6 +34,7 @@ from typing import Any, Literal
 from .._errors import SERVER_BUSY, RPCError, ToolError
 from .._middleware import Call, CallNext
 from .._ratelimit import Rate
+from ..context import Context
 from ..session import Peer
 from .timing import subject_of
 
@@ -48,7 +49,11 @@ _VALUES: frozenset[type] = frozenset({str, tuple, int, bytes, frozenset, type(No
 def caller_of(call: Call) -> Hashable:
     """Who made *call*, for rate limits: its lasting connection, else its verified subject, else
     :data:`SHARED` (see the module's docstring)."""
-    ctx = call.context
+    return caller_of_context(call.context)
+
+
+def caller_of_context(ctx: Context) -> Hashable:
+    """:func:`caller_of` a request's :class:`~mcpkit.Context`."""
     # A Peer is a connection that carries many requests (stdio, in-process, a handshake-era HTTP
     # session); a 2026-07-28 HTTP request answers through its own response, and its connection
     # object lives as long as the request: a bucket keyed by it would never fill.

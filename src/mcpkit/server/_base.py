@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
@@ -28,40 +27,36 @@ F = TypeVar("F", bound=Callable[..., Any])
 TaskSupport = Literal["forbidden", "optional", "required"]
 
 
+def _monotonic() -> float:
+    return time.monotonic()  # looked up at each call: a test may give the module a clock of its own
+
+
 class RateLimit:
-    """A token bucket per client connection: ``"10/s"`` allows bursts of 10 and 10 calls a second
-    (the spec's forms: :class:`mcpkit._ratelimit.Rate`).
+    """A tool's ``rate_limit=``: a token bucket per caller (``"10/s"`` allows bursts of 10 and 10
+    calls a second), kept by :class:`mcpkit.middleware.RateLimit`, whose rules say who a caller
+    is: a lasting connection (stdio, in process, a handshake-era session), else the verified token's
+    subject, else one bucket shared by every 2026-07-28 request of the tool. Buckets of a
+    connection go with it (weak keys), so the table does not grow with closed sessions."""
 
-    Each handshake-era session or stdio connection has its own bucket; 2026-07-28 requests carry
-    no connection, so they share one bucket per tool. Buckets go with their connection (weak
-    keys), so the table does not grow with closed sessions.
-    """
-
-    __slots__ = ("_buckets", "_shared", "rate", "spec")
+    __slots__ = ("_caller", "limiter", "spec")
 
     def __init__(self, spec: str) -> None:
-        # Imported with the first rate-limited tool: its pattern is compiled at import, and most
-        # servers (each spawned at a host's start) limit nothing.
-        from .._ratelimit import Rate
+        # Imported with the first rate-limited tool: the rate's pattern is compiled at import, and
+        # most servers (each spawned at a host's start) limit nothing.
+        from ..middleware.ratelimit import RateLimit as Buckets
+        from ..middleware.ratelimit import caller_of_context
 
-        self.rate: Rate = Rate(spec)
-        self.spec = self.rate.spec
-        self._buckets: weakref.WeakKeyDictionary[object, list[float]] = weakref.WeakKeyDictionary()
-        self._shared: list[float] | None = None
+        self.limiter = Buckets(spec, clock=_monotonic)
+        self.spec = self.limiter.rate.spec
+        self._caller = caller_of_context
 
-    def take(self, key: object | None) -> bool:
-        """Spend one token of *key*'s bucket; ``False`` when it is empty."""
-        now = time.monotonic()
-        bucket: list[float] | None
-        if key is None:
-            if self._shared is None:
-                self._shared = self.rate.new_bucket(now)
-            bucket = self._shared
-        else:
-            bucket = self._buckets.get(key)
-            if bucket is None:
-                bucket = self._buckets[key] = self.rate.new_bucket(now)
-        return self.rate.take(bucket, now) == 0.0
+    @property
+    def rate(self) -> Rate:
+        return self.limiter.rate
+
+    def allows(self, ctx: Context) -> bool:
+        """Spend one token of the caller's bucket; ``False`` when it is empty."""
+        return self.limiter.take(self._caller(ctx)) == 0.0
 
 
 class RegisteredTool:

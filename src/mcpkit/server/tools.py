@@ -173,8 +173,9 @@ class ToolsAPI(PlainCalls, TaskMethods, TransformsAPI):
         ``timeout``: seconds after which the call answers a tool error (``isError``) saying so. An
         ``async def`` tool is cancelled then (its work really stops); a ``def`` tool's thread cannot
         be killed, so it runs on and its result is discarded. Default: ``Server(tool_timeout=...)``.
-        ``rate_limit``: ``"N/s"``, ``"N/m"``, ``"N/h"`` or ``"N/10s"``, a token bucket per client
-        connection (2026-07-28 requests share one per tool); a call over it answers a tool error.
+        ``rate_limit``: ``"N/s"``, ``"N/m"``, ``"N/h"`` or ``"N/10s"``, a token bucket per caller
+        as :class:`mcpkit.middleware.RateLimit` tells callers apart (a connection, else a token's
+        subject, else one bucket for every 2026-07-28 request); a call over it answers a tool error.
         ``ui``: the ``ui://`` resource (:meth:`ui_resource`) a host of MCP Apps shows the results in;
         ``visibility``: ``["app"]`` keeps the tool from the model (and from ``tools/list`` for
         clients without the extension). See :mod:`mcpkit.server.apps`.
@@ -418,7 +419,7 @@ class ToolsAPI(PlainCalls, TaskMethods, TransformsAPI):
             kwargs = signature.bind(arguments)
         except ArgumentError as exc:
             return error_result(str(exc))
-        if tool.rate_limit is not None and not tool.rate_limit.take(ctx.connection):
+        if tool.rate_limit is not None and not tool.rate_limit.allows(ctx):
             return error_result(
                 f"Rate limit exceeded for tool {name} ({tool.rate_limit.spec}); try again later"
             )
