@@ -182,11 +182,6 @@ def test_static_headers_are_sent_and_win_over_header_arguments(api: str) -> None
     assert "authorization" not in seen["headers"]
 
 
-def test_forward_headers_is_refused_until_handlers_can_see_headers() -> None:
-    with pytest.raises(NotImplementedError, match="forward_headers is not supported yet"):
-        from_openapi(SPEC31, base_url="http://x", forward_headers=["x-tenant"])
-
-
 # -- loading and $ref ----------------------------------------------------------------------------------
 
 
@@ -379,10 +374,3 @@ def test_the_docstring_examples_run() -> None:
     for module in (_build, _operations, routes):
         failed, attempted = doctest.testmod(module)
         assert attempted > 0 and failed == 0, module.__name__
-
-
-def test_from_fastapi_refuses_forward_headers_too() -> None:
-    from mcpkit.compose.openapi import from_fastapi
-
-    with pytest.raises(NotImplementedError, match="forward_headers is not supported yet"):
-        from_fastapi(object(), forward_headers=["x-tenant"])

@@ -129,6 +129,54 @@ def test_the_callers_credentials_never_reach_the_api(api: str, version: str) -> 
 
 
 @pytest.mark.parametrize("version", ERAS)
+def test_named_headers_are_forwarded_and_only_those(api: str, version: str) -> None:
+    """forward_headers=["X-Tenant", "Authorization"]: the API gets those two of the MCP request's
+    headers (the configured static one still wins), and nothing else of the caller's."""
+    server = from_openapi(
+        SPEC31,
+        base_url=api,
+        headers={"X-Api-Key": "configured"},
+        forward_headers=["X-Tenant", "Authorization"],
+    )
+    secret = "Bearer passed-on-on-purpose"
+
+    async def main() -> dict[str, Any]:
+        async with (
+            served_over_http(server.http_app()) as url,
+            Client(
+                url,
+                protocol_version=version,
+                headers={
+                    "Authorization": secret,
+                    "X-Tenant": "t1",
+                    "X-Other": "kept",
+                    "X-Api-Key": "caller's",
+                },
+            ) as client,
+        ):
+            result = await client.call_tool("echo_headers", {})
+            assert not result.is_error
+            return structured(result)
+
+    seen = run(main())["headers"]
+    assert seen["x-tenant"] == "t1" and seen["authorization"] == secret
+    assert seen["x-api-key"] == "configured" and "x-other" not in seen
+
+
+def test_forwarding_over_stdio_forwards_nothing(api: str) -> None:
+    """A request that came over stdio has no headers: nothing is forwarded, nothing fails."""
+    server = from_openapi(SPEC31, base_url=api, forward_headers=["X-Tenant"])
+
+    async def main() -> dict[str, Any]:
+        async with Client(server) as client:
+            result = await client.call_tool("echo_headers", {})
+            assert not result.is_error
+            return structured(result)
+
+    assert "x-tenant" not in run(main())["headers"]
+
+
+@pytest.mark.parametrize("version", ERAS)
 def test_the_example_serves_its_pet_store_over_stdio(version: str) -> None:
     """``python examples/openapi_server.py``: the document beside it, the API it starts itself."""
     from ..conftest import EXAMPLES

@@ -16,6 +16,7 @@ from ._info import (
     InvalidToken,
     TokenVerifier,
     current_auth,
+    current_headers,
     scopes_of,
 )
 
@@ -46,5 +47,6 @@ __all__ = [
     "ResourceServerAuth",
     "TokenVerifier",
     "current_auth",
+    "current_headers",
     "scopes_of",
 ]

@@ -26,6 +26,7 @@ __all__ = [
     "InvalidToken",
     "TokenVerifier",
     "current_auth",
+    "current_headers",
     "scopes_of",
 ]
 
@@ -133,6 +134,12 @@ _FIELDS: Final = AuthInfo.__slots__
 
 #: The identity of the request being served (``None``: unauthenticated, e.g. stdio or an open server).
 current_auth: contextvars.ContextVar[AuthInfo | None] = contextvars.ContextVar("mcpkit_auth", default=None)
+#: The HTTP request's headers (lower-case names) in the task that delivers it, as ``current_auth``;
+#: ``None`` outside HTTP. For what a handler explicitly forwards (an OpenAPI server's
+#: ``forward_headers``), never sent on by mcpkit itself.
+current_headers: contextvars.ContextVar[Mapping[str, str] | None] = contextvars.ContextVar(
+    "mcpkit_headers", default=None
+)
 
 
 class AuthError(Exception):

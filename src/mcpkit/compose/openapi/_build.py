@@ -67,8 +67,9 @@ def from_openapi(
             :class:`RouteMap`); the first map to match decides, and an operation none matches is a tool.
         headers: sent with every request (an API key, say); they win over header arguments.
         timeout: seconds for each request; ``None`` leaves the client's own.
-        forward_headers: not supported yet: a tool cannot see the incoming HTTP request's headers,
-            so giving any raises ``NotImplementedError`` rather than forward nothing silently.
+        forward_headers: names of headers of the incoming MCP request to copy onto the API's
+            (``["authorization"]`` to pass the caller's token on): nothing of the caller's is sent
+            unless named here. Only requests that came over HTTP have headers; ``headers=`` wins.
         max_response_bytes: the largest response body read; a larger one is a tool error.
         **server_options: passed to :class:`~mcpkit.Server` (``version``, ``instructions``, ...).
 
@@ -88,7 +89,6 @@ def from_openapi(
         >>> [(t.name, t.input_schema["required"]) for t in server.tools]
         [('getPet', ['id'])]
     """
-    _refuse_forwarding(forward_headers)
     if max_response_bytes < 1:
         raise ValueError("max_response_bytes must be at least 1")
     document, source = load_document(spec, timeout)
@@ -98,7 +98,7 @@ def from_openapi(
         base_url = base_of(document, source)
     if base_url is None:
         raise ValueError("no base URL: the document has no absolute 'servers' URL; pass base_url=...")
-    requester = Requester(base_url, headers or {}, timeout, max_response_bytes)
+    requester = Requester(base_url, headers or {}, timeout, max_response_bytes, forward_headers)
     return _build(document, requester, _Clients(client, None), name, route_maps or (), server_options)
 
 
@@ -121,25 +121,16 @@ def from_fastapi(
     *base_url* only names the host the app sees (default ``http://fastapi``). The app's own lifespan
     is not run: start what it needs before serving. See :func:`from_openapi` for the other arguments.
     """
-    _refuse_forwarding(forward_headers)
     if max_response_bytes < 1:
         raise ValueError("max_response_bytes must be at least 1")
     document = app.openapi()
     check_version(document)
-    requester = Requester(base_url or "http://fastapi", headers or {}, timeout, max_response_bytes)
+    requester = Requester(
+        base_url or "http://fastapi", headers or {}, timeout, max_response_bytes, forward_headers
+    )
     return _build(
         document, requester, _Clients(client, app), name or app.title, route_maps or (), server_options
     )
-
-
-def _refuse_forwarding(forward_headers: Collection[str]) -> None:
-    # A tool's handler sees the MCP request, not the HTTP request that carried it: until it can,
-    # forwarding would send nothing, and saying so beats a silently missing header.
-    if forward_headers:
-        raise NotImplementedError(
-            "forward_headers is not supported yet: a tool cannot see the incoming HTTP request's "
-            "headers; send fixed ones with headers=..."
-        )
 
 
 class _Clients:

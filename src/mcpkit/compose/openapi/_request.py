@@ -14,11 +14,12 @@ pieces.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import quote
 
+from ...auth._info import current_headers
 from ...transports._bounded import ACCEPT_ENCODING, MessageTooLarge, read_body
 from ._operations import Argument, Operation
 
@@ -69,11 +70,18 @@ class Requester:
     """
 
     def __init__(
-        self, base_url: str, headers: Mapping[str, str], timeout: float | None, max_response_bytes: int
+        self,
+        base_url: str,
+        headers: Mapping[str, str],
+        timeout: float | None,
+        max_response_bytes: int,
+        forward_headers: Collection[str] = (),
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.headers = dict(headers)
         self._static = {name.lower() for name in headers}
+        #: Headers of the incoming MCP HTTP request copied onto the API's (named explicitly).
+        self.forward = tuple(dict.fromkeys(name.lower() for name in forward_headers))
         self.timeout = timeout
         self.max_response_bytes = max_response_bytes
 
@@ -112,7 +120,14 @@ class Requester:
                 whole = value
         if cookies:
             headers["cookie"] = "; ".join(cookies)
-        headers.update(self.headers)
+        if self.forward:
+            incoming = current_headers.get()  # None unless the MCP request came over HTTP
+            if incoming is not None:
+                for name in self.forward:
+                    value = incoming.get(name)
+                    if value is not None:
+                        headers[name] = value
+        headers.update(self.headers)  # configured headers win over forwarded ones
         options: dict[str, Any] = {}
         if op.body_type is not None and (body or whole is not None):
             payload = body if not op.body_whole else whole

@@ -43,7 +43,7 @@ from urllib.parse import urlsplit
 from ... import _jsonrpc as jsonrpc
 from ..._errors import HEADER_MISMATCH, INVALID_REQUEST, SERVER_BUSY, RemoteProtocolError
 from ..._ratelimit import KeyedBuckets
-from ...auth import AuthInfo, ResourceServerAuth, current_auth
+from ...auth import AuthInfo, ResourceServerAuth, current_auth, current_headers
 from ...kernel import Endpoint
 from ...session import error_response
 from ..event_store import EventStore, MemoryEventStore
@@ -223,6 +223,7 @@ class StreamableHTTPApp:
         headers = request_headers(scope["headers"])
         if len(headers) != len(scope["headers"]) and await _refuse_repeated(scope["headers"], send):
             return
+        current_headers.set(headers)  # this request's task only (each ASGI request has its own)
         path = _path_of(scope)
         if path == self.path:  # nearly every request: the two other tests need not be made
             legacy = metadata = False
