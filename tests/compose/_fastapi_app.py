@@ -1,6 +1,8 @@
 """A small FastAPI app for ``from_fastapi`` tests (no ``from __future__ import annotations``: FastAPI
 reads the annotations of the app's functions at run time, and the model is defined inside)."""
 
+import contextlib
+from collections.abc import AsyncIterator
 from typing import Any
 
 from fastapi import FastAPI, Header, HTTPException, Request
@@ -13,9 +15,19 @@ class Item(BaseModel):
     tags: list[str] = []
 
 
-def make_app() -> FastAPI:
-    """A fresh app (its own items), so each test starts from the same state."""
-    app = FastAPI(title="Inventory", version="3.2.1")
+def make_app(events: list[str] | None = None) -> FastAPI:
+    """A fresh app (its own items), so each test starts from the same state; its lifespan appends
+    "startup" and "shutdown" to *events*."""
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        if events is not None:
+            events.append("startup")
+        yield
+        if events is not None:
+            events.append("shutdown")
+
+    app = FastAPI(title="Inventory", version="3.2.1", lifespan=lifespan)
     items: dict[int, Item] = {1: Item(name="hammer", price=9.5, tags=["tools"])}
 
     @app.get("/items/{item_id}", operation_id="get_item", summary="One item")

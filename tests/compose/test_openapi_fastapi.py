@@ -53,6 +53,19 @@ def test_tools_from_a_fastapi_app_in_process() -> None:
     run(main())
 
 
+def test_the_apps_lifespan_runs_inside_the_servers() -> None:
+    events: list[str] = []
+    server = from_fastapi(make_app(events))
+
+    async def main() -> None:
+        async with Client(server) as client:
+            assert events == ["startup"]
+            assert (await client.call_tool("list_items")).structured_content == {"result": ["hammer"]}
+        assert events == ["startup", "shutdown"]
+
+    run(main())
+
+
 @pytest.mark.parametrize("version", ERAS)
 def test_a_fastapi_server_over_http(version: str) -> None:
     maps = [RouteMap(methods={"GET"}, pattern=r"\{", kind="template")]

@@ -154,11 +154,16 @@ class _Clients:
 
     @contextlib.asynccontextmanager
     async def lifespan(self, _server: Any) -> AsyncIterator[None]:
-        if self.given is not None:
-            yield
-            return
-        async with self.make() as client:
-            self.held = client
+        async with contextlib.AsyncExitStack() as stack:
+            # An app called in process has its own lifespan (startup and shutdown), run with ours.
+            router = getattr(self.app, "router", None)
+            app_lifespan = getattr(router, "lifespan_context", None)
+            if app_lifespan is not None:
+                await stack.enter_async_context(app_lifespan(self.app))
+            if self.given is not None:
+                yield
+                return
+            self.held = await stack.enter_async_context(self.make())
             try:
                 yield
             finally:
