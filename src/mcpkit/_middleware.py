@@ -53,21 +53,39 @@ Middleware = Callable[["Call", CallNext], Awaitable[Any]]
 
 _convert: Final = msgspec.convert
 _to_builtins: Final = msgspec.to_builtins
-#: The keys of a call result that as_call_result builds directly.
-_PLAIN_KEYS: Final = frozenset({"content", "structuredContent", "isError"})
 
 
 class Call:
     """One request on its way through the middleware: what was asked, and its context."""
 
-    __slots__ = ("context", "method", "params")
+    __slots__ = ("_context", "_make", "method", "params")
 
-    def __init__(self, method: str, params: dict[str, Any], context: Context) -> None:
+    def __init__(
+        self,
+        method: str,
+        params: dict[str, Any],
+        context: Context | None = None,
+        *,
+        make: Callable[[], Context] | None = None,
+    ) -> None:
         self.method = method
         #: The request's params (a dict; ``{}`` when it had none). A middleware may pass on a
         #: changed copy: ``await call_next(Call(call.method, {...}, call.context))``.
         self.params = params
-        self.context = context
+        if context is None and make is None:
+            raise TypeError("Call needs the request's context")
+        self._context = context
+        self._make = make
+
+    @property
+    def context(self) -> Context:
+        """The request's :class:`~mcpkit.Context` (made when first asked for, on a call's
+        shortest way: a middleware that never reads it does not pay for it)."""
+        context = self._context
+        if context is None:
+            assert self._make is not None
+            context = self._context = self._make()
+        return context
 
     def __repr__(self) -> str:
         return f"Call({self.method!r}, {self.params!r})"
@@ -121,12 +139,14 @@ def as_call_result(result: dict[str, Any]) -> CallToolResult:
     """A ``CallToolResult`` dict as the struct middleware see: built directly for the usual result
     (text blocks only), converted otherwise (it costs several times more)."""
     content = result.get("content")
-    if type(content) is list and all(key in _PLAIN_KEYS for key in result):
+    # Cheap tests first: a result made here has no other keys than these and _meta.
+    if type(content) is list and len(result) <= 3 and "_meta" not in result:
         blocks = []
         for block in content:
-            if type(block) is not dict or len(block) != 2 or block.get("type") != "text":
+            text = block.get("text") if type(block) is dict and len(block) == 2 else None
+            if type(text) is not str or block.get("type") != "text":
                 break
-            blocks.append(TextContent(text=block["text"]))
+            blocks.append(TextContent(text=text))
         else:
             return CallToolResult(
                 content=blocks,  # type: ignore[arg-type]
@@ -139,18 +159,19 @@ def as_call_result(result: dict[str, Any]) -> CallToolResult:
 def handed_on(result: Any, outcome: list[Any]) -> Any:
     """What the innermost ``tools/call`` step gives the middleware: a call result as a struct
     (remembering the dict it came from in *outcome*), anything else (a task's creation) as is."""
-    if not _is_call_result(result):
-        return result
+    if type(result) is not dict or "content" not in result or "task" in result or "resultType" in result:
+        return result  # a task's creation (2025-11-25 "task", 2026-07-28 resultType), or not a dict
     built = as_call_result(result)
-    outcome[:] = (result, built)
+    outcome.append(result)
+    outcome.append(built)
     return built
 
 
 def from_call_result(returned: Any, outcome: list[Any], scope: Any) -> Any:
     """The answer after the middleware: the dict the call made if they handed its struct back
     unchanged (nothing to convert), else what they returned, as the wire has it."""
-    if outcome and returned is outcome[1]:
-        return outcome[0]
+    if outcome and returned is outcome[-1]:
+        return outcome[-2]
     if isinstance(returned, CallToolResult):
         return shape_call_result(_to_builtins(returned), scope)
     return returned

@@ -112,14 +112,16 @@ class PlainCalls(TransformsAPI):
         except ArgumentError:
             return None  # handle() answers it
         if layers:
-            meta = params.get("_meta")
-            ctx = Context(
-                outbound, request.id, "tools/call", scope, meta if isinstance(meta, dict) else {}, conn
-            )
-            ctx.lifespan = self.running.value
-            for param in signature.skipped:
-                kwargs[param] = ctx
-            return self._call_layered(layers, tool.fn, kwargs, name, signature, scope, params, ctx, answering)
+            # The Context is made when first asked for: by the tool (now), or by a middleware.
+            make = functools.partial(self._context_of, outbound, request.id, scope, params, conn)
+            if signature.skipped:
+                ctx = make()
+                for param in signature.skipped:
+                    kwargs[param] = ctx
+                layered = Call("tools/call", params, ctx)
+            else:
+                layered = Call("tools/call", params, make=make)
+            return self._call_layered(layers, tool.fn, kwargs, name, signature, scope, layered, answering)
         if signature.skipped:
             meta = params.get("_meta")
             ctx = Context(
@@ -176,6 +178,19 @@ class PlainCalls(TransformsAPI):
             self._our_call_handler = handler
         return getattr(type(self), "_run_tool", None) is type(self)._plain_run_tool
 
+    def _context_of(
+        self,
+        outbound: Outbound,
+        request_id: Any,
+        scope: Scope,
+        params: dict[str, Any],
+        conn: ServerConnection,
+    ) -> Context:
+        meta = params.get("_meta")
+        ctx = Context(outbound, request_id, "tools/call", scope, meta if isinstance(meta, dict) else {}, conn)
+        ctx.lifespan = self.running.value
+        return ctx
+
     def _start_mounted(
         self,
         request: jsonrpc.Request,
@@ -215,12 +230,12 @@ class PlainCalls(TransformsAPI):
         name: str,
         signature: ToolSignature,
         scope: Scope,
-        params: dict[str, Any],
-        ctx: Context,
+        call: Call,
         answering: LowLevelServer,
     ) -> dict[str, Any]:
         """An ``async def`` tool's plain call through ``tools/call`` middleware, in one task: what
         :meth:`_handle` and :meth:`_call_tool` would do, less their lookups."""
+        params = call.params
         outcome: list[Any] = []  # the tool's result as a dict and as handed on (see handed_on)
 
         async def endpoint(call: Call) -> Any:
@@ -239,7 +254,6 @@ class PlainCalls(TransformsAPI):
                     result = shape_call_result(self._outcome(name, signature, None, value), scope)
             return handed_on(result, outcome)
 
-        call = Call("tools/call", params, ctx)
         try:
             returned = await chain_of(layers, endpoint)(call)
         except ToolError as exc:  # refused by the outermost middleware
@@ -247,7 +261,7 @@ class PlainCalls(TransformsAPI):
         except InputRequired as need:
             if not scope.stateless:
                 raise InternalError("tools/call cannot ask the client for input") from None
-            result = answering._input_required("tools/call", params, ctx.answers, need)
+            result = answering._input_required("tools/call", params, call.context.answers, need)
             answering._complete_stateless("tools/call", result, scope)
             return result
         shaped: dict[str, Any] = from_call_result(returned, outcome, scope)
