@@ -66,6 +66,13 @@ class Mount:
     names: dict[str, str] = field(default_factory=dict)
     #: URIs listed under ``namespace+uri`` because another component had them first.
     collided: set[str] = field(default_factory=set)
+    #: ``namespace__``: what every exposed name of the mount starts with (made once: it is read
+    #: on every routed call).
+    prefix: str = field(init=False, default="")
+
+    def __post_init__(self) -> None:
+        if self.namespace is not None:
+            self.prefix = f"{self.namespace}{_naming.SEPARATOR}"
 
     def exposed(self, name: str) -> str:
         if self.namespace is None:
@@ -79,11 +86,10 @@ class Mount:
         """The mounted server's name for *exposed*, if it is one of this mount's."""
         if self.namespace is None:
             return exposed
-        hashed = self.names.get(exposed)
-        if hashed is not None:
-            return hashed
-        prefix = f"{self.namespace}{_naming.SEPARATOR}"
-        return exposed[len(prefix) :] if exposed.startswith(prefix) and len(exposed) > len(prefix) else None
+        prefix = self.prefix
+        if exposed.startswith(prefix) and len(exposed) > len(prefix):
+            return self.names.get(exposed) or exposed[len(prefix) :]
+        return self.names.get(exposed)
 
     def own_uri(self, exposed: str) -> str:
         """The mounted server's URI (or template) for one listed here as *exposed*."""
