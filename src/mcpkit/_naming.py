@@ -18,7 +18,6 @@ URI -> server map, and when two servers list the same URI the one first in the c
 
 from __future__ import annotations
 
-import hashlib
 import re
 from typing import Final
 
@@ -47,6 +46,8 @@ def exposed_name(key: str, name: str) -> str:
     joined = f"{key}{SEPARATOR}{name}"
     if valid_tool_name(joined):
         return joined
+    import hashlib  # here: a name that needs hashing is rare, and the import costs every start-up
+
     digest = hashlib.sha256(name.encode()).hexdigest()[:8]
     cleaned = _KEY_CHAR.sub("_", name)
     room = MAX_NAME - len(key) - len(SEPARATOR) - 9

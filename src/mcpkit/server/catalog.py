@@ -16,7 +16,6 @@ has one (:attr:`CatalogAPI._composed`), its list handlers gather the whole catal
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 from .. import _naming
@@ -56,23 +55,22 @@ _METHODS_OF: Final[dict[str, tuple[str, ...]]] = {
 _MAX_PAGES: Final = 1000  # a mounted server's list is read to its end, but not forever
 
 
-@dataclass(eq=False)
 class Mount:
-    """A server mounted in another, and the names it was last listed under."""
+    """A server mounted in another, and the names it was last listed under. (A plain class: a
+    dataclass compiles its methods from source at import, which every server's start-up pays.)"""
 
-    server: LowLevelServer
-    namespace: str | None
-    #: exposed name -> the mounted server's own name, as last listed (names that had to be hashed).
-    names: dict[str, str] = field(default_factory=dict)
-    #: URIs listed under ``namespace+uri`` because another component had them first.
-    collided: set[str] = field(default_factory=set)
-    #: ``namespace__``: what every exposed name of the mount starts with (made once: it is read
-    #: on every routed call).
-    prefix: str = field(init=False, default="")
+    __slots__ = ("collided", "names", "namespace", "prefix", "server")
 
-    def __post_init__(self) -> None:
-        if self.namespace is not None:
-            self.prefix = f"{self.namespace}{_naming.SEPARATOR}"
+    def __init__(self, server: LowLevelServer, namespace: str | None) -> None:
+        self.server = server
+        self.namespace = namespace
+        #: exposed name -> the mounted server's own name, as last listed (names that were hashed).
+        self.names: dict[str, str] = {}
+        #: URIs listed under ``namespace+uri`` because another component had them first.
+        self.collided: set[str] = set()
+        #: ``namespace__``: what every exposed name of the mount starts with (made once: it is read
+        #: on every routed call).
+        self.prefix = f"{namespace}{_naming.SEPARATOR}" if namespace is not None else ""
 
     def exposed(self, name: str) -> str:
         if self.namespace is None:

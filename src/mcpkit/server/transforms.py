@@ -26,7 +26,6 @@ returns is the result (a ``CallToolResult``, content, or any value a tool may re
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Any, Final
 
 import msgspec
@@ -43,11 +42,12 @@ __all__ = ["Arg", "Forward", "ToolTransform", "TransformsAPI"]
 
 #: ``await forward(arguments)``: the transformed tool's own call, its result.
 Forward = Callable[[dict[str, Any]], Awaitable[CallToolResult]]
-_UNSET: Final[Any] = object()
+_UNSET: Final[Any] = msgspec.UNSET  # "no default given" (its repr says UNSET)
 
 
-@dataclass(frozen=True)
-class Arg:
+# msgspec structs rather than dataclasses: a dataclass compiles its methods from source when its
+# module is imported, and every server's start-up imports this one.
+class Arg(msgspec.Struct, frozen=True):
     """How one argument of a transformed tool changes.
 
     Args:
@@ -67,15 +67,14 @@ class Arg:
             raise ValueError("a hidden argument needs a default: the value every call gets")
 
 
-@dataclass(frozen=True)
-class ToolTransform:
+class ToolTransform(msgspec.Struct, frozen=True):
     """A tool's new face (see :meth:`TransformsAPI.transform_tool`)."""
 
     source: str
     name: str
     title: str | None = None
     description: str | None = None
-    arguments: Mapping[str, Arg] = field(default_factory=dict)
+    arguments: Mapping[str, Arg] = msgspec.field(default_factory=dict)
     wrap: Callable[[dict[str, Any], Forward], Awaitable[Any]] | None = None
 
     def __post_init__(self) -> None:
