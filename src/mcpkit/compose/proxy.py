@@ -10,9 +10,10 @@
 
     remote.run()                       # serve it over stdio, or mount it, or Client(remote)
 
-A proxy *is* a gateway (:class:`mcpkit.gateway.Gateway`): its handlers forward to a one-server
-:class:`~mcpkit.host.Host` whose tools and prompts keep their own names (a config dict keeps the
-gateway's ``server__tool`` names), so everything the gateway relays, the proxy relays: progress,
+A proxy *is* a gateway (:class:`mcpkit.gateway.Gateway`): a server with the gateway's forwarder of
+its one upstream mounted without a namespace, so tools and prompts keep their own names (a config
+dict mounts one per server under its key, the gateway's ``server__tool`` names). Everything the
+gateway relays, the proxy relays: progress,
 log lines, cancellation, list changes, resource updates, and the upstream's sampling, elicitation
 and roots requests to the caller whose call caused them, between callers and upstreams of any
 revision (a 2026-07-28 caller of a 2025-03-26 upstream, and the reverse).
@@ -39,8 +40,11 @@ import msgspec
 from .. import _naming as naming
 from ..client import Client
 from ..client.callbacks import implied_capabilities
-from ..gateway import Gateway
-from ..host import HostConfig, ServerConfig
+from ..gateway._forward import install
+from ..gateway._relay import Relay
+from ..gateway.bridge import Bridge
+from ..gateway.subscriptions import Subscribers
+from ..host import Host, HostConfig, ServerConfig
 from ..host.audit import AuditLog
 from ..host.policy import Policy
 from ..server import Server
@@ -112,9 +116,10 @@ def proxy(
     plan = _plan(target, client_options)
     state = _Running(plan, mirror_info=name is None)
     server = state.server = server_type(name or "mcpkit-proxy", lifespan=state.lifespan)
-    # The handler table is the gateway's from now on, so the proxy answers (and can be mounted)
-    # before it first serves; each later start makes a fresh gateway on the same table.
+    # The forwarders are mounted now, so the proxy answers (and can be mounted) before it first
+    # serves; they read the gateway of the moment, made anew each time the proxy starts.
     state.gateway = state.new_gateway()
+    install(server, state, plan.config, prefixed=plan.prefixed)
     return server
 
 
@@ -250,10 +255,28 @@ class _Running:
     def __init__(self, plan: _Plan, *, mirror_info: bool) -> None:
         self.plan = plan
         self.mirror_info = mirror_info
-        self.gateway: Gateway | None = None
+        self.gateway: Relay | None = None
         self.used = False
 
-    def new_gateway(self) -> Gateway:
+    # The forwarders' link (mcpkit.gateway._forward.Link): the gateway of the moment's parts.
+
+    def _current(self) -> Relay:
+        assert self.gateway is not None  # made with the server, before any request
+        return self.gateway
+
+    @property
+    def host(self) -> Host:
+        return self._current().host
+
+    @property
+    def bridge(self) -> Bridge:
+        return self._current().bridge
+
+    @property
+    def subscribers(self) -> Subscribers:
+        return self._current().subscribers
+
+    def new_gateway(self) -> Relay:  # the relay of one run: a gateway without a server of its own
         plan = self.plan
         options: dict[str, Any] = {
             "prefixed": plan.prefixed,
@@ -263,7 +286,7 @@ class _Running:
         }
         if plan.config.audit is None:
             options["audit"] = AuditLog(_Discard())
-        return Gateway(plan.config, server=self.server, **options)
+        return Relay(plan.config, self.server, **options)
 
     @contextlib.asynccontextmanager
     async def lifespan(self, server: Server) -> AsyncIterator[None]:
@@ -277,7 +300,7 @@ class _Running:
         finally:
             await gateway.__aexit__(None, None, None)
 
-    def _started(self, gateway: Gateway) -> None:
+    def _started(self, gateway: Relay) -> None:
         """A lone upstream that failed for good stops start-up; one that is up lends its identity."""
         ((key, upstream),) = gateway.host.upstreams.items()
         status = upstream.status

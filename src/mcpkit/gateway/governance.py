@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextvars
 import json
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 
 from .._errors import MCPError, MethodNotFound, MissingClientCapability
@@ -63,22 +64,37 @@ class _Failed(MCPError):
 
 
 class Governance:
-    """``tools/call`` middleware running each call of *host*'s tools under its config's policy."""
+    """``tools/call`` middleware running each call of *link*'s host's tools under its config's
+    policy (*link*: an object with ``host`` and ``bridge``, such as the gateway)."""
 
-    def __init__(self, host: Host, bridge: Bridge) -> None:
-        self.host = host
-        self.bridge = bridge
+    def __init__(self, link: Any, resolve: Callable[[str, Context], str | None] | None = None) -> None:
+        # Read on each call: a proxy's host and bridge are made anew each time it starts serving.
+        self.link = link
+        #: The host's name for a called name (a tool the server lists transformed is governed as
+        #: the tool it transforms), or None for a name the server refuses to this caller (hidden,
+        #: or renamed away): such a call passes through, to be refused and not audited.
+        self.resolve = resolve
+
+    @property
+    def host(self) -> Host:
+        host: Host = self.link.host
+        return host
+
+    @property
+    def bridge(self) -> Bridge:
+        bridge: Bridge = self.link.bridge
+        return bridge
 
     async def __call__(self, call: Call, call_next: CallNext) -> Any:
         name = call.params.get("name")
         arguments = call.params.get("arguments")
         if not isinstance(name, str) or not (arguments is None or isinstance(arguments, dict)):
             return await call_next(call)  # the handler says what is wrong
+        ctx = call.context
         try:
-            routed, annotations = self.host.tool_facts(name)
+            routed, annotations = self._facts(name, ctx)
         except Exception:  # unknown, or its server is down: the handler answers that
             return await call_next(call)
-        ctx = call.context
         # A retry that answers a parked question is the same call: already charged, decided again
         # (consent's answer, if any, is in the retry too).
         resumed = any(key in self.bridge.parked for key in ctx.answers)
@@ -111,6 +127,12 @@ class Governance:
             )
         except _Failed as failed:
             return failed.result
+
+    def _facts(self, name: str, ctx: Context) -> tuple[Any, dict[str, Any]]:
+        source = self.resolve(name, ctx) if self.resolve is not None else name
+        if source is None:
+            raise LookupError(name)
+        return self.host.tool_facts(source)
 
 
 def _parked(need: InputRequired) -> bool:

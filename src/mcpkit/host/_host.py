@@ -254,6 +254,12 @@ class Host:
     def resource_templates(self) -> list[ResourceTemplate]:
         return [template for _, template, _ in self._tables.templates]
 
+    @property
+    def tables(self) -> aggregate.Tables:
+        """The current tables (a new object each time a server's lists change): what each name
+        stands for. The gateway's forwarders list and route from them."""
+        return self._tables
+
     def conflicts(self) -> list[str]:
         """Names left out because another server's item took them first."""
         return list(self._tables.conflicts)
