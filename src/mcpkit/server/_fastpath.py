@@ -85,7 +85,7 @@ class PlainCalls(TransformsAPI):
                 return self._start_mounted(request, params, name, scope, outbound, conn, answering)
             return None
         if (
-            (self._composed and (self.hidden or self._tool_transforms))
+            (self._composed and self._reshaped())
             or (conn is not None and conn.session_state is not None)
             or self.telemetry is not None
             or "task" in params
@@ -164,6 +164,11 @@ class PlainCalls(TransformsAPI):
             return self._call_outcome(name, signature, scope, params, answering, exc, None)
         return self._call_outcome(name, signature, scope, params, answering, None, value)
 
+    def _reshaped(self) -> bool:
+        """Whether anything is hidden or transformed (what a mount alone never does)."""
+        hidden = self.hidden  # its sets read directly: Filter.__bool__ is a call of its own
+        return bool(hidden.names or hidden.tags or self._tool_transforms)
+
     def _answers_plainly(self) -> bool:
         """Whether ``tools/call`` is answered by :meth:`_call_tool` and :meth:`_run_tool` as
         written, not a handler set in its place or an override: then a shorter way answers alike.
@@ -206,8 +211,7 @@ class PlainCalls(TransformsAPI):
         if (
             not isinstance(name, str)
             or self.telemetry is not None
-            or self.hidden
-            or self._tool_transforms
+            or self._reshaped()
             or (conn is not None and conn.session_state is not None)
             or not self._answers_plainly()
         ):
