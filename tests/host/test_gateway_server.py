@@ -39,7 +39,13 @@ def _text(result: Any) -> str:
 
 async def _check_catalogue(client: Client) -> None:
     """What a caller of the two-shelf gateway sees, whichever way it is reached."""
-    assert {t.name for t in await client.list_tools()} == {"who", "a__secret", "b__whoami"}
+    assert {t.name for t in await client.list_tools()} == {
+        "who",
+        "a__secret",
+        "a__touch",
+        "b__whoami",
+        "b__touch",
+    }
     assert _text(await client.call_tool("who")) == "a"
     assert _text(await client.call_tool("b__whoami")) == "b"
     for refused in ("a__whoami", "b__secret"):  # renamed away, filtered out
@@ -94,7 +100,7 @@ def test_transforms_and_visibility_on_the_gateway_keep_its_governance(tmp_path: 
         async with gateway, Client(gateway.server, protocol_version=version) as client:
             await gateway.host.wait_ready()
             tools = {t.name: t for t in await client.list_tools()}
-            assert set(tools) == {"me"}
+            assert set(tools) == {"me", "a__touch"}
             assert tools["me"].description == "Who answers."
             refused = await client.call_tool("me")  # the policy's rule names the server's own tool
             assert refused.is_error

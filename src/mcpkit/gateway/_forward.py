@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING, Any, Protocol
 
 import msgspec
@@ -243,6 +243,22 @@ class Forwarder(LowLevelServer):
             for server, _, compiled in tables.templates
         )
 
+    async def _subscriptions_changed(
+        self, holder: object, uris: Collection[str], wanted: bool, ends: asyncio.Event | None = None
+    ) -> None:
+        """The server this one is mounted on says *holder* (a caller's session, or a listen stream)
+        subscribes to *uris*, or no longer: this server's are subscribed to on it, while any
+        holder wants them (:mod:`.subscriptions`); a session's go when *ends* is set."""
+        subscribers = self.link.subscribers
+        if not wanted:
+            await subscribers.remove(holder, uris)
+            return
+        mine = [uri for uri in uris if self._reads(uri)]
+        if mine:
+            if ends is not None:
+                subscribers.until(holder, ends)  # a caller that goes unsubscribes
+            await subscribers.add(holder, mine)
+
     # -- prompts, completion -----------------------------------------------------------------------
 
     async def _list_prompts(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
@@ -315,9 +331,11 @@ def install(server: Server, link: Link, config: HostConfig, *, prefixed: bool = 
     - *prefixed*: each under its key as namespace (``key__tool``); else (one server) names kept;
     - the config's ``rename`` map: a tool by :meth:`~mcpkit.Server.transform_tool`, a prompt by a
       small middleware (transforms are for tools);
-    - policy, consent, rate limits and audit: :class:`~.governance.Governance`, outermost;
-    - ``resources/subscribe``, ``resources/unsubscribe`` and ``subscriptions/listen``: the caller's
-      subscriptions are also made on the server that has the URI (:mod:`.subscriptions`).
+    - policy, consent, rate limits and audit: :class:`~.governance.Governance`, outermost.
+
+    A caller's resource subscriptions (``resources/subscribe``, or a ``subscriptions/listen``
+    stream's) reach the forwarders as they reach any mounted server, and are made on the server
+    that has the URI (:meth:`Forwarder._subscriptions_changed`).
     """
     forwarders = [Forwarder(link, key) for key in config.servers]
     for forwarder in forwarders:
@@ -331,10 +349,6 @@ def install(server: Server, link: Link, config: HostConfig, *, prefixed: bool = 
         server.add_middleware(
             _PromptRenames(config.rename), methods=["prompts/list", "prompts/get", "completion/complete"]
         )
-    relay = _Subscriptions(server, link)
-    server.set_handler("resources/subscribe", relay.subscribe)
-    server.set_handler("resources/unsubscribe", relay.unsubscribe)
-    server.set_handler("subscriptions/listen", relay.listen)
     return forwarders
 
 
@@ -386,50 +400,3 @@ class _PromptRenames:
             ]
             return {**result, "prompts": renamed}
         return result
-
-
-class _Subscriptions:
-    """A caller's resource subscriptions, kept by the server and made on the servers too."""
-
-    def __init__(self, server: Server, link: Link) -> None:
-        self.server = server
-        self.link = link
-        self._listen = server._listen  # the server's own stream, run once the servers are told
-        self._background: set[asyncio.Task[None]] = set()
-
-    async def subscribe(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
-        uri = params.get("uri")
-        if not isinstance(uri, str):
-            raise InvalidParams("params.uri (a string) is required")
-        server, subscribers = self.server, self.link.subscribers
-        listener = server.session_listener(ctx.connection) if ctx.connection is not None else None
-        if listener is not None:
-            listener.uris.add(uri)
-        if ctx.connection is not None:
-            subscribers.until(ctx.connection, ctx.peer.closed)  # a caller that goes unsubscribes
-            await subscribers.add(ctx.connection, [uri])
-        return {}
-
-    async def unsubscribe(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
-        uri = str(params.get("uri"))
-        listener = self.server.session_listener(ctx.connection) if ctx.connection is not None else None
-        if listener is not None:
-            listener.uris.discard(uri)
-        if ctx.connection is not None:
-            await self.link.subscribers.remove(ctx.connection, [uri])
-        return {}
-
-    async def listen(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
-        """A 2026-07-28 caller subscribes on its listen stream: made upstream for the stream's life."""
-        wanted = params.get("notifications")
-        listed = wanted.get("resourceSubscriptions") if isinstance(wanted, dict) else None
-        uris = [uri for uri in listed if isinstance(uri, str)] if isinstance(listed, list) else []
-        subscribers = self.link.subscribers
-        stream = object()  # this listen stream, as a subscriber
-        await subscribers.add(stream, uris)
-        try:
-            return await self._listen(params, ctx)
-        finally:  # the stream ended (or the caller cancelled it, or went away)
-            task = asyncio.ensure_future(subscribers.remove(stream, uris))
-            self._background.add(task)
-            task.add_done_callback(self._background.discard)

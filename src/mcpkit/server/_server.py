@@ -141,6 +141,9 @@ class Server(ToolsAPI, AppsAPI, PromptsAPI, ToolSearchAPI):
             subscribed = {u for u in uris if isinstance(u, str)}
             agreed["resourceSubscriptions"] = sorted(subscribed)
         listener = Listener(ctx.peer, kinds=kinds, uris=subscribed, subscription_id=ctx.request_id)
+        mounted = sorted(subscribed) if self._mounts else []  # told to mounted servers, first
+        if mounted:
+            await self._subscriptions_changed(listener, mounted, True)
         # "The server MUST send notifications/subscriptions/acknowledged as the first message".
         await listener.send("notifications/subscriptions/acknowledged", {"notifications": agreed})
         self.add_listener(listener)
@@ -154,6 +157,8 @@ class Server(ToolsAPI, AppsAPI, PromptsAPI, ToolSearchAPI):
             closing.cancel()
             gone.cancel()
             self.remove_listener(listener)
+            if mounted:
+                await asyncio.shield(self._subscriptions_changed(listener, mounted, False))
         # The server ends the subscription: a graceful close is a result carrying the id.
         return {"_meta": {META_SUBSCRIPTION_ID: ctx.request_id}}
 

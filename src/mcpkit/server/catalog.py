@@ -15,7 +15,8 @@ has one (:attr:`CatalogAPI._composed`), its list handlers gather the whole catal
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import asyncio
+from collections.abc import Collection, Iterable
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 from .. import _naming
@@ -379,6 +380,21 @@ class CatalogAPI(ServerBase):
             except ResourceNotFound:
                 continue
         raise ResourceNotFound(f"Resource not found: {uri}", {"uri": uri})
+
+    # -- subscriptions -----------------------------------------------------------------------------
+
+    async def _subscriptions_changed(
+        self, holder: object, uris: Collection[str], wanted: bool, ends: asyncio.Event | None = None
+    ) -> None:
+        """*holder* (a caller's session, or one ``subscriptions/listen`` stream) now subscribes to
+        *uris* (or no longer, when not *wanted*; a session's go when *ends* is set): pass it on to
+        the mounted servers, under their own URIs. This server keeps its own record (listeners);
+        a server mounted here is told, and a server that reaches its resources elsewhere (a proxy,
+        the gateway's forwarders) subscribes there. A server without this method is not told."""
+        for mount in self._mounts:
+            tell = getattr(mount.server, "_subscriptions_changed", None)
+            if tell is not None:
+                await tell(holder, [mount.own_uri(uri) for uri in uris], wanted, ends)
 
     def _exposed_uri(self, mount_server: LowLevelServer, uri: str) -> str:
         for mount in self._mounts:

@@ -147,10 +147,14 @@ class ResourcesAPI(CatalogAPI):
     async def _subscribe(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
         listener = self._listener_for(params, ctx)
         listener.uris.add(params["uri"])
+        if self._mounts:  # mounted servers subscribe where they read (a proxy, upstream)
+            await self._subscriptions_changed(ctx.connection, [params["uri"]], True, ctx.peer.closed)
         return {}
 
     async def _unsubscribe(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
         self._listener_for(params, ctx).uris.discard(params["uri"])
+        if self._mounts:
+            await self._subscriptions_changed(ctx.connection, [params["uri"]], False)
         return {}
 
     def _listener_for(self, params: dict[str, Any], ctx: Context) -> Listener:

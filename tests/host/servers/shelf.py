@@ -41,6 +41,13 @@ def book(title: str) -> str:
     return f"{title} from {NAME}"
 
 
+@server.tool
+async def touch() -> str:
+    """Tell the motto's subscribers it changed."""
+    await server.resource_updated("shelf://motto")
+    return "touched"
+
+
 @server.completion(argument="name", prompt="greet")
 def names(value: str, arguments: dict[str, str]) -> list[str]:
     return [n for n in ("Ann", "Bob") if n.lower().startswith(value.lower())]
