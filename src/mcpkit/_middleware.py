@@ -35,6 +35,7 @@ handshake itself passes no middleware.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Final, overload
 
 import msgspec
@@ -46,7 +47,7 @@ from .types import CallToolResult, TextContent
 if TYPE_CHECKING:
     from .context import Context
 
-__all__ = ["Call", "CallNext", "Middleware", "MiddlewareAPI", "MiddlewareStack"]
+__all__ = ["ENDPOINT", "Call", "CallNext", "Middleware", "MiddlewareAPI", "MiddlewareStack"]
 
 CallNext = Callable[["Call"], Awaitable[Any]]
 Middleware = Callable[["Call", CallNext], Awaitable[Any]]
@@ -55,27 +56,19 @@ _convert: Final = msgspec.convert
 _to_builtins: Final = msgspec.to_builtins
 
 
-class Call:
-    """One request on its way through the middleware: what was asked, and its context."""
+class Call(msgspec.Struct, eq=False, repr_omit_defaults=True):
+    """One request on its way through the middleware: what was asked, and its context.
 
-    __slots__ = ("_context", "_make", "method", "params")
+    ``Call(method, params, context)``. ``params`` is the request's params (a dict; ``{}`` when it
+    had none); a middleware may pass on a changed copy:
+    ``await call_next(Call(call.method, {...}, call.context))``. (A struct, not a class with an
+    ``__init__``: one is made per request, and a struct is made in C.)
+    """
 
-    def __init__(
-        self,
-        method: str,
-        params: dict[str, Any],
-        context: Context | None = None,
-        *,
-        make: Callable[[], Context] | None = None,
-    ) -> None:
-        self.method = method
-        #: The request's params (a dict; ``{}`` when it had none). A middleware may pass on a
-        #: changed copy: ``await call_next(Call(call.method, {...}, call.context))``.
-        self.params = params
-        if context is None and make is None:
-            raise TypeError("Call needs the request's context")
-        self._context = context
-        self._make = make
+    method: str
+    params: dict[str, Any]
+    _context: Context | None = None
+    _make: Callable[[], Context] | None = None  # makes the context when first asked for
 
     @property
     def context(self) -> Context:
@@ -83,12 +76,19 @@ class Call:
         shortest way: a middleware that never reads it does not pay for it)."""
         context = self._context
         if context is None:
-            assert self._make is not None
+            if self._make is None:
+                raise TypeError("this Call was made without the request's context")
             context = self._context = self._make()
         return context
 
-    def __repr__(self) -> str:
-        return f"Call({self.method!r}, {self.params!r})"
+
+#: The innermost step of the request being run through a cached chain (see :func:`_innermost`):
+#: a chain is built once per list of middleware, and what it ends in is each request's own.
+ENDPOINT: ContextVar[CallNext] = ContextVar("mcpkit_middleware_endpoint")
+
+
+def _innermost(call: Call) -> Awaitable[Any]:
+    return ENDPOINT.get()(call)
 
 
 def _chain(middleware: list[Middleware], endpoint: CallNext, *, tool_calls: bool = False) -> CallNext:
@@ -119,20 +119,6 @@ def _tool_layer(layer: Middleware, inner: CallNext) -> CallNext:
             return CallToolResult(content=[TextContent(text=str(exc))], is_error=True)
 
     return through
-
-
-def tool_chain(layers: list[Middleware], endpoint: CallNext) -> CallNext:
-    """*endpoint* wrapped in ``tools/call`` middleware *layers*; the outermost layer's
-    ``ToolError`` is the caller's to catch (see :func:`run_tool_layers`)."""
-    return _chain(layers, endpoint, tool_calls=True)
-
-
-async def run_tool_layers(layers: list[Middleware], call: Call, endpoint: CallNext) -> Any:
-    """*call* through ``tools/call`` middleware *layers* to *endpoint*."""
-    try:
-        return await _chain(layers, endpoint, tool_calls=True)(call)
-    except ToolError as exc:  # refused by the outermost middleware
-        return CallToolResult(content=[TextContent(text=str(exc))], is_error=True)
 
 
 def as_call_result(result: dict[str, Any]) -> CallToolResult:
@@ -190,15 +176,26 @@ def _is_call_result(result: Any) -> bool:
 class MiddlewareStack:
     """A server's middleware, each for every method or for some, and each method's chain."""
 
-    __slots__ = ("_chains", "_layers")
+    __slots__ = ("_built", "_chains", "_layers")
 
     def __init__(self) -> None:
         self._layers: list[tuple[Middleware, frozenset[str] | None]] = []
         self._chains: dict[str, list[Middleware]] = {}
+        self._built: dict[tuple[int, bool], CallNext] = {}  # (id of a layers list, tools/call)
 
     def add(self, fn: Middleware, methods: frozenset[str] | None) -> None:
         self._layers.append((fn, methods))
         self._chains.clear()
+        self._built.clear()
+
+    def chain(self, layers: list[Middleware], tool_calls: bool) -> CallNext:
+        """*layers* wrapped around the request's own endpoint (set in :data:`ENDPOINT`), built
+        once: each request sets its endpoint and runs the same chain."""
+        key = (id(layers), tool_calls)  # the lists live as long as _chains, cleared together
+        built = self._built.get(key)
+        if built is None:
+            built = self._built[key] = _chain(layers, _innermost, tool_calls=tool_calls)
+        return built
 
     def __bool__(self) -> bool:
         return bool(self._layers)
@@ -213,16 +210,25 @@ class MiddlewareStack:
     async def run(self, layers: list[Middleware], call: Call, handler: Callable[..., Awaitable[Any]]) -> Any:
         """Run *call* through *layers* to ``handler(params, ctx)``; the handler's result, as the
         wire has it (a ``tools/call`` result as a dict again)."""
-        if call.method != "tools/call":
-            return await _chain(layers, lambda c: handler(c.params, c.context))(call)
-
+        tool_calls = call.method == "tools/call"
         outcome: list[Any] = []
 
-        async def endpoint(c: Call) -> Any:
+        async def handed(c: Call) -> Any:
             return handed_on(await handler(c.params, c.context), outcome)
 
-        returned = await run_tool_layers(layers, call, endpoint)
-        return from_call_result(returned, outcome, call.context.scope)
+        def plain(c: Call) -> Awaitable[Any]:
+            return handler(c.params, c.context)
+
+        token = ENDPOINT.set(handed if tool_calls else plain)
+        try:
+            returned = await self.chain(layers, tool_calls)(call)
+        except ToolError as exc:  # refused by the outermost middleware: a tool error result
+            if not tool_calls:
+                raise
+            returned = CallToolResult(content=[TextContent(text=str(exc))], is_error=True)
+        finally:
+            ENDPOINT.reset(token)
+        return from_call_result(returned, outcome, call.context.scope) if tool_calls else returned
 
 
 class MiddlewareAPI:

@@ -12,8 +12,7 @@ from .. import _jsonrpc as jsonrpc
 from .._compat import shape_call_result
 from .._connection import Scope, ServerConnection
 from .._errors import InternalError, RPCError, ToolError
-from .._middleware import Call, Middleware, from_call_result, handed_on
-from .._middleware import tool_chain as chain_of
+from .._middleware import ENDPOINT, Call, Middleware, from_call_result, handed_on
 from .._mrtr import InputRequired
 from .._signature import ArgumentError, ToolSignature
 from ..context import Context
@@ -120,7 +119,7 @@ class PlainCalls(TransformsAPI):
                     kwargs[param] = ctx
                 layered = Call("tools/call", params, ctx)
             else:
-                layered = Call("tools/call", params, make=make)
+                layered = Call("tools/call", params, None, make)
             return self._call_layered(layers, tool.fn, kwargs, name, signature, scope, layered, answering)
         if signature.skipped:
             meta = params.get("_meta")
@@ -258,8 +257,10 @@ class PlainCalls(TransformsAPI):
                     result = shape_call_result(self._outcome(name, signature, None, value), scope)
             return handed_on(result, outcome)
 
+        assert self._middleware is not None
+        token = ENDPOINT.set(endpoint)
         try:
-            returned = await chain_of(layers, endpoint)(call)
+            returned = await self._middleware.chain(layers, True)(call)
         except ToolError as exc:  # refused by the outermost middleware
             returned = CallToolResult(content=[TextContent(text=str(exc))], is_error=True)
         except InputRequired as need:
@@ -268,6 +269,8 @@ class PlainCalls(TransformsAPI):
             result = answering._input_required("tools/call", params, call.context.answers, need)
             answering._complete_stateless("tools/call", result, scope)
             return result
+        finally:
+            ENDPOINT.reset(token)
         shaped: dict[str, Any] = from_call_result(returned, outcome, scope)
         if scope.stateless:
             answering._complete_stateless("tools/call", shaped, scope)
