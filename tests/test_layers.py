@@ -46,6 +46,7 @@ LAYERS: Final[list[tuple[float, str, tuple[str, ...]]]] = [
             "_ratelimit",
             "_yaml",
             "_naming",
+            "_secrets",
             "_visibility",
             "types",
             "_resources",

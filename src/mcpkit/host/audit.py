@@ -14,16 +14,14 @@ from __future__ import annotations
 import datetime
 import json
 import os
-import re
 import threading
-import unicodedata
 from collections.abc import Iterable
 from pathlib import Path
 from typing import IO, Any
 
-from .model import DEFAULT_REDACT, DEFAULT_REDACT_WORDS
+from .._secrets import SecretKeys, normalised, words_of
 
-__all__ = ["AuditLog", "Redaction", "default_audit_path", "redact"]
+__all__ = ["AuditLog", "Redaction", "default_audit_path", "normalised", "redact", "words_of"]
 
 REDACTED = "[redacted]"
 
@@ -37,50 +35,9 @@ def default_audit_path() -> Path:
     return base / "mcpkit" / "audit.jsonl"
 
 
-# The words of a name: a run of capitals not followed by a lower-case letter (the API of APIKey), a
-# capitalised or lower-case word, or digits. Whatever else is between them (- _ . space) separates.
-_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
-
-
-def normalised(name: str) -> str:
-    """*name* compatibility-normalised and case folded, with everything but letters and digits
-    dropped: ``X-Api-Key``, ``x_api_key`` and ``xApiKey`` are all ``xapikey``."""
-    return "".join(c for c in unicodedata.normalize("NFKC", name).casefold() if c.isalnum())
-
-
-def words_of(name: str) -> list[str]:
-    """The words of *name* in lower case, split at separators and camelCase (``XApiKey``: x, api, key)."""
-    return [word.lower() for word in _WORD.findall(unicodedata.normalize("NFKC", name))]
-
-
-class Redaction:
-    """Which argument keys hold secrets, by their name.
-
-    A key is secret when its :func:`normalised` form contains one of :data:`~.model.DEFAULT_REDACT`
-    (``accessToken``, ``client_secret``, ``Set-Cookie``, ``PASSWD``) or one of *extra*, or when one
-    of its :func:`words_of` is one of :data:`~.model.DEFAULT_REDACT_WORDS` (``key`` is a word of
-    ``api_key``, ``X-Api-Key`` and ``privateKey``, not of ``keyboard``, ``monkey`` or ``keywords``).
-    An *extra* entry ``!name`` narrows instead: keys whose normalised form is ``name``'s are shown
-    (``!sort_key`` for a ``sortKey`` that holds no secret). The defaults cannot be removed.
-    """
-
-    def __init__(self, extra: Iterable[str] = ()) -> None:
-        words, shown = set(DEFAULT_REDACT), set()
-        for entry in extra:
-            if entry.startswith("!"):
-                shown.add(normalised(entry[1:]))
-            else:
-                words.add(normalised(entry))
-        words.discard("")  # an entry of separators only would otherwise match every key
-        self.words = frozenset(words)
-        self.whole_words = frozenset(DEFAULT_REDACT_WORDS)
-        self.shown = frozenset(shown - {""})
-
-    def secret(self, key: str) -> bool:
-        name = normalised(key)
-        if name in self.shown:
-            return False
-        return any(word in name for word in self.words) or not self.whole_words.isdisjoint(words_of(key))
+class Redaction(SecretKeys):
+    """Which argument keys hold secrets, by their name (the rule of :mod:`mcpkit._secrets`: the
+    defaults, *extra* words added, ``!name`` to show one key), and redacting them."""
 
     def apply(self, value: Any) -> Any:
         """*value* with the value of every secret key replaced, in nested objects and lists too."""

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final, Literal
 
+from .._secrets import DEFAULT_REDACT, DEFAULT_REDACT_WORDS
 from .policy import Policy
 
 __all__ = [
@@ -30,27 +31,8 @@ DEFAULT_IDLE_SECONDS: Final = 300.0
 #: Seconds between re-listings of the lists a server does not announce changes of (``refreshInterval``).
 DEFAULT_REFRESH_SECONDS: Final = 300.0
 
-#: Words that make an argument's key secret in the audit log wherever they appear in it, once it is
-#: normalised (case folded, everything but letters and digits dropped): ``accessToken``,
-#: ``X-Auth-Token``, ``client_secret``, ``PASSWD``, ``Set-Cookie``. Always applied: a config's
-#: ``redact`` list adds to them (see :mod:`.audit`).
-DEFAULT_REDACT: Final = (
-    "token",
-    "secret",
-    "password",
-    "passwd",
-    "passphrase",
-    "authorization",
-    "cookie",
-    "credential",
-    "bearer",
-    "apikey",
-    "privatekey",
-)
-#: Words that make a key secret only as a whole word of it (split at ``-``, ``_``, spaces, dots and
-#: camelCase): ``api_key``, ``X-Api-Key``, ``privateKey``, ``signing.keys``, ``basic_auth``; not
-#: ``keyboard``, ``monkey``, ``keywords`` or ``author``.
-DEFAULT_REDACT_WORDS: Final = ("key", "keys", "auth")
+# The audit log's secret words (always applied; a config's ``redact`` list adds to them): the
+# rule is mcpkit._secrets', shared with the RedactArguments middleware.
 
 
 @dataclass(frozen=True)

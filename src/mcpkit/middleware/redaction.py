@@ -22,39 +22,15 @@ key is the real one again; a value it changed stays changed.
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from collections.abc import Iterable
 from typing import Any, Final
 
 from .._middleware import Call, CallNext, Middleware
+from .._secrets import SecretKeys
 
 __all__ = ["REDACTED", "RedactArguments"]
 
 REDACTED: Final = "[redacted]"
-
-# The same defaults as the host's audit log (mcpkit.host.model), kept here so that serving does not
-# import the host: substrings of the normalised name, then whole words of it.
-_SECRET_PARTS: Final = (
-    "token",
-    "secret",
-    "password",
-    "passwd",
-    "passphrase",
-    "authorization",
-    "cookie",
-    "credential",
-    "bearer",
-    "apikey",
-    "privatekey",
-)
-_SECRET_WORDS: Final = frozenset({"key", "keys", "auth"})
-# A run of capitals not followed by a lower-case letter (the API of APIKey), a word, or digits.
-_WORD: Final = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
-
-
-def _normalised(name: str) -> str:
-    return "".join(c for c in unicodedata.normalize("NFKC", name).casefold() if c.isalnum())
 
 
 class RedactArguments:
@@ -73,33 +49,21 @@ class RedactArguments:
         >>> server.add_middleware(RedactArguments(Logging(arguments=True), keys=["pin"]))
     """
 
-    __slots__ = ("_cache", "_parts", "_shown", "inner", "replacement")
+    __slots__ = ("_cache", "_rule", "inner", "replacement")
 
     def __init__(self, inner: Middleware, *, keys: Iterable[str] = (), replacement: Any = REDACTED) -> None:
         if isinstance(keys, str):
             raise TypeError("RedactArguments: keys is a list of names, not one string")
-        parts, shown = set(_SECRET_PARTS), set()
-        for entry in keys:
-            if entry.startswith("!"):
-                shown.add(_normalised(entry[1:]))
-            else:
-                parts.add(_normalised(entry))
-        parts.discard("")  # a name of separators only would match every key
+        self._rule = SecretKeys(keys)  # the host's audit log's rule (mcpkit._secrets)
         self.inner = inner
         self.replacement = replacement
-        self._parts = tuple(parts)
-        self._shown = frozenset(shown - {""})
         self._cache: dict[str, bool] = {}  # the key names of a server's tools are few
 
     def secret(self, key: str) -> bool:
         """Whether the value under *key* is hidden."""
         found = self._cache.get(key)
         if found is None:
-            name = _normalised(key)
-            words = {word.lower() for word in _WORD.findall(unicodedata.normalize("NFKC", key))}
-            found = name not in self._shown and (
-                any(part in name for part in self._parts) or not _SECRET_WORDS.isdisjoint(words)
-            )
+            found = self._rule.secret(key)
             if len(self._cache) < 10_000:
                 self._cache[key] = found
         return found
