@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import socket
-import subprocess
 import sys
-import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -14,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from ..conftest import STARTUP_SECONDS, free_port
+from ..conftest import STARTUP_SECONDS, free_port, http_server
 
 HERE = Path(__file__).parent
 SPEC31 = HERE / "openapi_specs" / "petstore31.json"
@@ -31,29 +28,12 @@ def run(coro: Any) -> Any:
 def start_api() -> Iterator[str]:
     """The test API (``openapi_api.py``) on a free port of 127.0.0.1; yields its base URL."""
     port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, str(HERE / "openapi_api.py"), str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    deadline = time.monotonic() + STARTUP_SECONDS
-    while True:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=1):
-                break
-        except OSError:
-            if proc.poll() is not None:
-                pytest.fail(f"the test API exited with {proc.returncode} before listening")
-            if time.monotonic() > deadline:
-                proc.kill()
-                proc.wait()
-                pytest.fail(f"the test API did not listen on 127.0.0.1:{port} in {STARTUP_SECONDS:g} s")
-            time.sleep(0.05)
+    serving = http_server([sys.executable, str(HERE / "openapi_api.py"), str(port)], port, STARTUP_SECONDS)
+    url = next(serving)
     try:
-        yield f"http://127.0.0.1:{port}"
+        yield url.removesuffix("/mcp")  # the helper names the MCP path; the API is at the root
     finally:
-        proc.terminate()
-        proc.wait(timeout=60)
+        serving.close()
 
 
 @asynccontextmanager
