@@ -61,6 +61,13 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 _DEFAULT_DRAIN_SECONDS: Final = 5.0
 _to_builtins: Final = msgspec.to_builtins
+#: The methods the server answers itself, and the handler that answers each one when middleware
+#: runs around it.
+_BUILTIN: Final = {
+    "ping": "_ping",
+    "server/discover": "_discover_handler",
+    "logging/setLevel": "_set_level_handler",
+}
 
 
 class LowLevelServer(Announcing, MiddlewareAPI, Entrypoints):
@@ -387,19 +394,15 @@ class LowLevelServer(Announcing, MiddlewareAPI, Entrypoints):
                 f"Method not found: {method} (not part of protocol revision {scope.version})"
             )
         layers = self._middleware.layers_for(method) if self._middleware is not None else None
-        if layers:
-            handler: Handler | None = self._builtin_handler(method, conn, scope)
-        elif method == "ping":
-            return {}
-        elif method == "server/discover":
-            handler = None
-            result: Any = self._discover(scope)
-        elif method == "logging/setLevel":
-            handler = None
-            result = self._set_level(conn, params)
+        if not layers and method in _BUILTIN:  # answered here, with no handler and no Context
+            if method == "ping":
+                return {}
+            result: Any = (
+                self._discover(scope) if method == "server/discover" else self._set_level(conn, params)
+            )
         else:
-            handler = self._handlers.get(method)
-        if handler is not None or layers:
+            builtin = _BUILTIN.get(method)  # middleware sees the server's own answers as handlers
+            handler = getattr(self, builtin) if builtin is not None else self._handlers.get(method)
             if handler is None:
                 raise MethodNotFound(f"Method not found: {method}")
             meta = params.get("_meta")
@@ -424,36 +427,21 @@ class LowLevelServer(Announcing, MiddlewareAPI, Entrypoints):
                 raise
             if method == "ping":
                 return result
-        elif method not in ("server/discover", "logging/setLevel"):
-            raise MethodNotFound(f"Method not found: {method}")
         if not isinstance(result, dict):
             result = _to_builtins(result)
         if scope.stateless:
             self._complete_stateless(method, result, scope)
         return result
 
-    def _builtin_handler(self, method: str, conn: ServerConnection, scope: Scope) -> Handler | None:
-        """The handler of *method* as middleware sees it: the server's own answers to ``ping``,
-        ``server/discover`` and ``logging/setLevel`` as handlers too."""
-        if method == "ping":
+    async def _ping(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
+        return {}
 
-            async def ping(params: dict[str, Any], ctx: Context) -> dict[str, Any]:
-                return {}
+    async def _discover_handler(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
+        return self._discover(ctx.scope)
 
-            return ping
-        if method == "server/discover":
-
-            async def discover(params: dict[str, Any], ctx: Context) -> dict[str, Any]:
-                return self._discover(scope)
-
-            return discover
-        if method == "logging/setLevel":
-
-            async def set_level(params: dict[str, Any], ctx: Context) -> dict[str, Any]:
-                return self._set_level(conn, params)
-
-            return set_level
-        return self._handlers.get(method)
+    async def _set_level_handler(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
+        assert ctx.connection is not None
+        return self._set_level(ctx.connection, params)
 
     def _input_required(
         self, method: str, params: dict[str, Any], answers: dict[str, Any], need: InputRequired
