@@ -110,25 +110,23 @@ class PlainCalls(TransformsAPI):
             kwargs = signature.bind(arguments)
         except ArgumentError:
             return None  # handle() answers it
-        if layers:
-            # The Context is made when first asked for: by the tool (now), or by a middleware.
-            make = functools.partial(self._context_of, outbound, request.id, scope, params, conn)
-            if signature.skipped:
-                ctx = make()
-                for param in signature.skipped:
-                    kwargs[param] = ctx
-                layered = Call("tools/call", params, ctx)
-            else:
-                layered = Call("tools/call", params, None, make)
-            return self._call_layered(layers, tool.fn, kwargs, name, signature, scope, layered, answering)
         if signature.skipped:
-            meta = params.get("_meta")
-            ctx = Context(
-                outbound, request.id, "tools/call", scope, meta if isinstance(meta, dict) else {}, conn
-            )
-            ctx.lifespan = self.running.value
+            ctx = self._context_of(outbound, request.id, scope, params, conn)
             for param in signature.skipped:
                 kwargs[param] = ctx
+        if layers:
+            # The Context is made when first asked for: by the tool (above), or by a middleware.
+            layered = (
+                Call("tools/call", params, ctx)
+                if signature.skipped
+                else Call(
+                    "tools/call",
+                    params,
+                    None,
+                    functools.partial(self._context_of, outbound, request.id, scope, params, conn),
+                )
+            )
+            return self._call_layered(layers, tool.fn, kwargs, name, signature, scope, layered, answering)
         if signature.is_async:
             call: Awaitable[dict[str, Any]] = self._call_now(
                 tool.fn, kwargs, name, signature, scope, params, answering
