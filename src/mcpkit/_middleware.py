@@ -163,16 +163,6 @@ def from_call_result(returned: Any, outcome: list[Any], scope: Any) -> Any:
     return returned
 
 
-def _is_call_result(result: Any) -> bool:
-    # A tool's outcome, as opposed to a task's creation (2025-11-25 "task", 2026-07-28 resultType).
-    return (
-        isinstance(result, dict)
-        and "content" in result
-        and "task" not in result
-        and "resultType" not in result
-    )
-
-
 class MiddlewareStack:
     """A server's middleware, each for every method or for some, and each method's chain."""
 

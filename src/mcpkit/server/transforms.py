@@ -194,10 +194,8 @@ class TransformsAPI(CatalogAPI):
         ]
 
     def _untransformed(self, name: str) -> str:
-        for transform in self._tool_transforms.values():
-            if transform.name == name:
-                return str(transform.source)
-        return name
+        transform = self._transform_named(name)
+        return name if transform is None else transform.source
 
     def _transform_named(self, name: str) -> ToolTransform | None:
         for transform in self._tool_transforms.values():
