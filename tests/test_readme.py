@@ -103,7 +103,9 @@ def test_the_readme_stays_short() -> None:
     assert len(README.splitlines()) <= 250
 
 
-@pytest.mark.parametrize("term", ["era", "handshake era", "stateless era", "host", "gateway", "revision"])
+@pytest.mark.parametrize(
+    "term", ["era", "handshake era", "stateless era", "host", "gateway", "revision", "transport", "fleet"]
+)
 def test_each_term_is_defined_before_it_is_used(term: str) -> None:
     # Prose only: a command such as `mcpkit host` or `--host` is not the word.
     prose = re.sub(r"```.*?```", "", README, flags=re.S)
