@@ -8,6 +8,9 @@ Routes (everything else is 404):
   session and the server connection with it.
 * ``POST /api/op?token=T&session=S``: one operation, ``{"op": ..., "params": {...}}``, answered
   ``{"result": ...}`` or ``{"error": {"message", "code"?, "data"?}}``.
+* ``GET /oauth/callback?code=...&state=...``: where an authorization server sends the browser back
+  during an OAuth sign-in (see :mod:`.signin`). It needs no token, and takes only an answer whose
+  ``state`` a sign-in under way is waiting for.
 
 Only this machine's pages may drive it: the app listens on the loopback interface, and every request
 must name the port's own host (``127.0.0.1:PORT`` or ``localhost:PORT``: a DNS-rebinding page
@@ -30,6 +33,7 @@ from urllib.parse import parse_qs
 from .._errors import MCPError, RPCError
 from .._versions import SUPPORTED_VERSIONS
 from .session import InspectorSession
+from .signin import CALLBACK_PATH, SignIns
 
 __all__ = ["STATIC", "InspectorApp"]
 
@@ -78,6 +82,7 @@ class InspectorApp:
         self.sessions: dict[str, InspectorSession] = {}
         self._hosts = {f"127.0.0.1:{port}".encode(), f"localhost:{port}".encode()}
         self._origins = {b"http://" + host for host in self._hosts}
+        self.signins = SignIns(f"http://127.0.0.1:{port}")
         self._watcher = watcher
         self._static = {
             path.name: path for path in STATIC.iterdir() if path.is_file() and not path.name.startswith(".")
@@ -107,6 +112,8 @@ class InspectorApp:
             await self._events(receive, send)
         elif path == "/api/op" and method == "POST":
             await self._operation(scope, receive, send)
+        elif path == CALLBACK_PATH and method == "GET":
+            await self._signed_in(scope, send)
         else:
             await _plain(send, 404, "not found")
 
@@ -122,7 +129,7 @@ class InspectorApp:
         if origin is not None and origin not in self._origins:
             return 403, "requests from other origins are refused"
         path = scope["path"]
-        if path.startswith("/static/"):
+        if path.startswith("/static/") or path == CALLBACK_PATH:
             return None
         site = headers.get(b"sec-fetch-site")
         if path.startswith("/api/") and site is not None and site != b"same-origin":
@@ -145,7 +152,7 @@ class InspectorApp:
         await send({"type": "http.response.body", "body": path.read_bytes()})
 
     async def _events(self, receive: Receive, send: Send) -> None:
-        session = InspectorSession(self.dev)
+        session = InspectorSession(self.dev, self.signins)
         self.sessions[session.id] = session
         session.emit(
             "hello",
@@ -208,6 +215,17 @@ class InspectorApp:
             await _json_response(send, 200, {"error": {"message": f"{type(exc).__name__}: {exc}"}})
         else:
             await _json_response(send, 200, {"result": result})
+
+    async def _signed_in(self, scope: Scope, send: Send) -> None:
+        query = scope.get("query_string", b"").decode("latin-1")
+        if self.signins.finish(query):
+            status, text = 200, "Signed in. You can close this tab and go back to the inspector."
+        else:
+            status, text = 400, "No sign-in is waiting for this answer (it may have timed out): try again."
+        page = f"<!doctype html><meta charset=utf-8><title>mcpkit inspector</title><p id=signin>{text}</p>"
+        headers = [(b"content-type", b"text/html; charset=utf-8"), *_PAGE_HEADERS]
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": page.encode()})
 
     async def _lifespan(self, receive: Receive, send: Send) -> None:
         watcher: asyncio.Task[None] | None = None

@@ -1,9 +1,11 @@
 """One browser tab's view of one MCP server: a :class:`~mcpkit.client.Client` and the events it makes.
 
 The page drives the session with operations (:meth:`InspectorSession.handle`): ``connect`` to a
-target, send any ``request`` through the client (so the 2026-07-28 ``_meta``, ``input_required``
-rounds and tasks are the client's business, as for any host), ``answer`` what the server asked of
-the user, ``cancel`` a request. Everything else flows the other way as events on the page's event
+target (with the :class:`~.options.Options` of the connection), send any ``request`` through the
+client (so the 2026-07-28 ``_meta``, ``input_required`` rounds and tasks are the client's business,
+as for any host), ``answer`` what the server asked of the user, ``cancel`` a request, ``ping``,
+``listen`` (2026-07-28 ``subscriptions/listen``, see :mod:`.listening`), ``hostEntry`` (the target
+as a host config entry). Everything else flows the other way as events on the page's event
 stream (:attr:`InspectorSession.events`): the raw traffic, notifications, progress, the server's
 stderr, questions for the user (elicitation, sampling), the connection's state, reloads.
 """
@@ -13,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import re
 import secrets
 import time
 from typing import Any, Final
@@ -28,7 +31,11 @@ from ..client.connect import open_legacy_sse, refused_post
 from ..client.exchange import ProgressCallback
 from ..transports.base import Transport
 from ..transports.http_client import HTTPClientTransport
+from .explain import explain
+from .listening import Listener
+from .options import Options, host_entry
 from .recording import UI_EXTENSION, UI_EXTENSION_SETTINGS, RecordingTransport
+from .signin import SignIns
 from .targets import Target, spawn
 
 __all__ = ["InspectorSession"]
@@ -38,11 +45,16 @@ MAX_QUEUED: Final = 10_000
 
 
 class InspectorSession:
-    """The state behind one event stream. *dev* is the dev server's command line, if any."""
+    """The state behind one event stream. *dev* is the dev server's command line, if any;
+    *signins* takes OAuth redirects back (``None``: no OAuth sign-in)."""
 
-    def __init__(self, dev: list[str] | None) -> None:
+    def __init__(self, dev: list[str] | None, signins: SignIns | None = None) -> None:
         self.id = secrets.token_urlsafe(12)
         self.dev = dev
+        self.signins = signins
+        self.options = Options()
+        self._oauth_store: Any = None  # tokens kept across reconnects of this page (memory only)
+        self.listener = Listener(self.emit)
         self.events: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         self.target: Target | None = None
         self._client: Client | None = None
@@ -92,6 +104,12 @@ class InspectorSession:
         if op == "setLogLevel":
             await self._set_log_level(str(params.get("level") or ""))
             return {}
+        if op == "ping":
+            return await self.ping(params)
+        if op == "listen":
+            return await self.listener.listen(self._live(), params)
+        if op == "hostEntry":
+            return self.host_entry()
         raise ValueError(f"unknown operation {op!r}")
 
     async def connect(self, params: dict[str, Any]) -> dict[str, Any]:
@@ -99,20 +117,27 @@ class InspectorSession:
         (``"auto"`` or absent to negotiate), offering ``roots`` (a list of URIs), asking for log
         messages from ``logLevel`` up (default ``info``; empty for the server's default)."""
         target = Target.parse(params.get("target"), self.dev)
+        options = Options.parse(params)
         asked = params.get("protocolVersion")
         version = None if asked in (None, "", "auto") else str(asked)
         self._roots = _roots(params.get("roots"))
         async with self._connecting:
             await self.disconnect()
-            self.target = target
+            self.target, self.options = target, options
             self._generation += 1
             generation = self._generation
             self.emit("status", state="connecting", target=_describe(target))
             try:
                 client = await self._open(target, version, generation)
-            except BaseException as exc:
-                self.emit("status", state="failed", error=_message(exc), target=_describe(target))
+            except (asyncio.CancelledError, KeyboardInterrupt):
+                self.emit("status", state="failed", error="cancelled", target=_describe(target))
                 raise
+            except BaseException as exc:
+                line = explain(exc, target.kind, target.value)
+                self.emit(
+                    "status", state="failed", error=line, detail=_message(exc), target=_describe(target)
+                )
+                raise ConnectFailed(line) from exc
             self._client = client
             level = params.get("logLevel", "info")
             if level and "logging" in client.server_capabilities:
@@ -137,6 +162,7 @@ class InspectorSession:
         """Close the current connection, if any, refusing the questions still open."""
         client, self._client = self._client, None
         self._generation += 1
+        await self.listener.stop()
         for future in self._questions.values():
             if not future.done():
                 future.cancel()
@@ -152,6 +178,7 @@ class InspectorSession:
         if not isinstance(call_params, dict):
             raise ValueError("params must be an object")
         call_id = params.get("callId")
+        timeout = _seconds(params.get("timeout"))
         highest: float | None = None  # the most progress shown for this call
 
         async def progress(value: float, total: float | None, message: str | None) -> None:
@@ -165,7 +192,7 @@ class InspectorSession:
             self.emit("progress", callId=call_id, progress=value, total=total, message=message)
 
         task = asyncio.ensure_future(
-            self._send(client, method, call_params, progress if call_id is not None else None)
+            self._send(client, method, call_params, progress if call_id is not None else None, timeout)
         )
         if call_id is not None:
             self._calls[str(call_id)] = task
@@ -180,19 +207,25 @@ class InspectorSession:
             self._calls.pop(str(call_id), None)
 
     async def _send(
-        self, client: Client, method: str, params: dict[str, Any], progress: ProgressCallback | None
+        self,
+        client: Client,
+        method: str,
+        params: dict[str, Any],
+        progress: ProgressCallback | None,
+        timeout: float | None = None,
     ) -> Any:
         """*method* through the client, keeping the HTTP transport's ``x-mcp-header`` table current
-        (the page lists tools with raw ``tools/list`` requests, not ``Client.list_tools``)."""
+        (the page lists tools with raw ``tools/list`` requests, not ``Client.list_tools``).
+        *timeout*: seconds of silence (progress restarts the clock), ``None`` for no limit."""
         try:
-            result = await client.request(method, params, on_progress=progress)
+            result = await client.request(method, params, on_progress=progress, timeout=timeout)
         except HeaderMismatch:
             if method != "tools/call":
                 raise
             # "the client SHOULD call tools/list to check for changes to the tool's inputSchema,
             # then retry the original request with the appropriate headers"
             await client.list_tools()
-            return await client.request(method, params, on_progress=progress)
+            return await client.request(method, params, on_progress=progress, timeout=timeout)
         mirrored = getattr(self._wire, "mirrored", None)
         if method == "tools/list" and isinstance(mirrored, dict) and isinstance(result, dict):
             for tool in result.get("tools") or []:
@@ -200,6 +233,23 @@ class InspectorSession:
                     with contextlib.suppress(ValueError):  # an invalid tool: its calls will say so
                         mirrored[str(tool.get("name"))] = mirrored_parameters(tool["inputSchema"])
         return result
+
+    async def ping(self, params: dict[str, Any]) -> dict[str, Any]:
+        """``ping`` (handshake era) or ``server/discover`` (2026-07-28, which has no ping), timed."""
+        client = self._live()
+        method = "server/discover" if client.era is Era.STATELESS else "ping"
+        started = time.perf_counter()
+        await client.request(method, {}, timeout=_seconds(params.get("timeout")))
+        return {"method": method, "ms": round((time.perf_counter() - started) * 1000, 1)}
+
+    def host_entry(self) -> dict[str, Any]:
+        """The current target as an ``mcpServers`` entry, under the server's name."""
+        if self.target is None:
+            raise ValueError("connect to a server first")
+        command = None if self.target.kind == "url" else self.target.command(self.dev)
+        entry = host_entry(self.target.kind, self.target.value, command, self.options)
+        info = self._client.server_info if self._client is not None else None
+        return {"mcpServers": {_key(info.name if info else "", self.target): entry}}
 
     def answer(self, params: dict[str, Any]) -> dict[str, Any]:
         """The user's answer to a server's question: ``{key, result}`` or ``{key, error}``."""
@@ -218,7 +268,8 @@ class InspectorSession:
     # -- connecting --------------------------------------------------------------------------------
 
     async def _open(self, target: Target, version: str | None, generation: int) -> Client:
-        transport = self._wire = await self._transport(target, generation)
+        auth = await self._authorization(target, version)
+        transport = self._wire = await self._transport(target, generation, auth)
         client = self._client_for(transport, version)
         try:
             await client.connect()
@@ -227,20 +278,45 @@ class InspectorSession:
                 raise
             # An old HTTP+SSE endpoint (2024-11-05): the client does this fallback for URL targets,
             # but this one is a transport (so that it can be recorded).
-            legacy = self._wire = self._recorded(await open_legacy_sse(target.value), generation)
+            headers = self.options.http_headers() or None
+            legacy_sse = await open_legacy_sse(target.value, headers, auth)
+            legacy = self._wire = self._recorded(legacy_sse, generation)
             client = self._client_for(legacy, version or "2024-11-05")
             await client.connect()
         return client
 
-    async def _transport(self, target: Target, generation: int) -> Transport:
+    async def _authorization(self, target: Target, version: str | None) -> Any:
+        """The OAuth flow for a URL target when the page asked to sign in (else ``None``); the user
+        signs in now, before the first request waits on them."""
+        if target.kind != "url" or not self.options.oauth:
+            return None
+        if self.signins is None:
+            raise ValueError("OAuth sign-in is not available here")
+        from ..client.auth import MemoryTokenStore, OAuth  # loads httpx's auth side: only when asked
+
+        if self._oauth_store is None:
+            self._oauth_store = MemoryTokenStore()
+        oauth = OAuth(
+            interactive=self.signins.hook(lambda url: self.emit("signin", url=url)),
+            redirect_uri=self.signins.redirect_uri,
+            client_name="mcpkit inspector",
+            store=self._oauth_store,
+            open_browser=False,
+        )
+        await oauth.prepare(target.value, version)
+        return oauth
+
+    async def _transport(self, target: Target, generation: int, auth: Any = None) -> Transport:
         if target.kind == "url":
-            return self._recorded(HTTPClientTransport(target.value), generation)
+            headers = self.options.http_headers() or None
+            return self._recorded(HTTPClientTransport(target.value, headers=headers, auth=auth), generation)
 
         def on_stderr(line: str) -> None:
             if generation == self._generation:
                 self.emit("stderr", line=line)
 
-        return self._recorded(await spawn(target.command(self.dev), on_stderr), generation)
+        command = [*target.command(self.dev), *self.options.arguments]
+        return self._recorded(await spawn(command, on_stderr, self.options.env), generation)
 
     def _recorded(self, transport: Transport, generation: int) -> Transport:
         def record(direction: str, data: bytes) -> None:
@@ -312,7 +388,12 @@ class InspectorSession:
         self._questions[key] = future
         self.emit("question", key=key, method=method, params=params)
         try:
-            answer = await future
+            # A person is answering: the request that asked is not timed out meanwhile.
+            while not future.done():
+                if self._client is not None:
+                    self._client.restart_timeouts()
+                await asyncio.wait({future}, timeout=1.0)
+            answer = future.result()
         except asyncio.CancelledError:
             raise RPCError(-32000, "the inspector closed the connection") from None
         finally:
@@ -322,6 +403,25 @@ class InspectorSession:
         if isinstance(error, dict):
             raise RPCError(int(error.get("code", -1)), str(error.get("message", "refused by the user")))
         return answer.get("result")
+
+
+class ConnectFailed(MCPError):
+    """Connecting failed; the message is one line for the page, with a hint."""
+
+
+def _seconds(value: Any) -> float | None:
+    """A timeout from the page: a positive number of seconds, else none."""
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        return None
+    return seconds if seconds > 0 else None
+
+
+def _key(name: str, target: Target) -> str:
+    """A host config key: the server's name, else the target's last word."""
+    base = name or (target.value.rstrip("/").rsplit("/", 1)[-1] if target.value else "server")
+    return re.sub(r"[^A-Za-z0-9_-]+", "-", base).strip("-").lower() or "server"
 
 
 def _roots(value: Any) -> list[dict[str, Any]]:

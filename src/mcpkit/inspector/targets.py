@@ -61,13 +61,20 @@ class Target:
 
 
 def dev_command(spec: str) -> list[str]:
-    """How the dev server ``FILE.py[:OBJECT]`` is started: ``mcpkit run`` over stdio, with this Python."""
-    return [sys.executable, "-m", "mcpkit", "run", spec]
+    """How the dev server ``FILE.py[:OBJECT]`` is started: ``mcpkit run`` over stdio, with this Python.
+
+    The file is named by its absolute path, so that the command works from anywhere (copied into a
+    host's config, say)."""
+    path, colon, name = spec.partition(":")
+    return [sys.executable, "-m", "mcpkit", "run", f"{Path(path).resolve()}{colon}{name}"]
 
 
-async def spawn(command: list[str], on_stderr: Callable[[str], None]) -> Transport:
-    """Start *command* over stdio, handing each line of its stderr to *on_stderr*."""
-    transport = await StdioClientTransport.spawn(command, stderr=asyncio.subprocess.PIPE)
+async def spawn(
+    command: list[str], on_stderr: Callable[[str], None], env: dict[str, str] | None = None
+) -> Transport:
+    """Start *command* over stdio (with *env* added to the inspector's environment), handing each
+    line of its stderr to *on_stderr*."""
+    transport = await StdioClientTransport.spawn(command, env=env or None, stderr=asyncio.subprocess.PIPE)
     stream = transport.process.stderr
     if stream is not None:
         task = asyncio.ensure_future(_pump(stream, on_stderr))

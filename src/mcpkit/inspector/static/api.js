@@ -35,22 +35,4 @@ export class Api {
     }
     return body.result;
   }
-
-  /** Any MCP request through the backend's client. */
-  request(method, params = {}, callId = undefined) {
-    return this.op("request", { method, params, callId });
-  }
-
-  /** Every item of a paginated list. */
-  async listAll(method, key) {
-    const items = [];
-    let cursor;
-    for (let page = 0; page < 100; page++) {
-      const result = await this.request(method, cursor ? { cursor } : {});
-      items.push(...(result[key] || []));
-      cursor = result.nextCursor;
-      if (!cursor) break;
-    }
-    return items;
-  }
 }

@@ -17,6 +17,13 @@ export function h(tag, attrs = {}, ...children) {
   return el;
 }
 
+/** Append *children* to *el*, skipping null, undefined and false (which append() would write out
+ * as the text "null"): an optional part of a view is written `cond ? h(...) : null`. */
+export function put(el, ...children) {
+  el.append(...children.flat().filter((c) => c !== undefined && c !== null && c !== false));
+  return el;
+}
+
 export function clear(el) {
   while (el.firstChild) el.firstChild.remove();
   return el;
