@@ -201,7 +201,7 @@ async def bench_fleet(
 ) -> dict[str, Any]:
     """Every setup of :data:`SETUPS` this machine can run: ``{"clients", "seconds", "setups": [...]}``,
     each setup ``{"key", "label", "results"}`` or, skipped or failed, ``{"key", "label", "skipped" | "error"}``."""
-    from mcpkit.transports.fleet.workers import local_redis
+    from mcpkit.fleet.workers import local_redis
 
     lacking = missing()
     out: dict[str, Any] = {"clients": clients, "seconds": seconds, "setups": []}

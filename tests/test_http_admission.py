@@ -9,8 +9,8 @@ import json
 from mcpkit import Server
 from mcpkit._errors import RemoteProtocolError
 from mcpkit._jsonrpc import Event, Notification, Request
-from mcpkit.transports.http.admission import admit_batch
-from mcpkit.transports.http.sessions import HTTPSession
+from mcpkit.transports.http.server.admission import admit_batch
+from mcpkit.transports.http.server.sessions import HTTPSession
 
 
 def _session() -> HTTPSession:

@@ -425,7 +425,7 @@ def test_request_headers_decode_lowercase_strip_and_stay_bounded() -> None:
     """Header fields by lowercase name, values without surrounding whitespace, the last of a
     repeated one; the same answer from the cache of decoded fields, which stays bounded in entries
     (and holds no long field); fields given as lists (another server's way) decode the same."""
-    from mcpkit.transports.http import _asgi
+    from mcpkit.transports.http.server import _asgi
 
     raw = [(b"Host", b"127.0.0.1:8000"), (b"X-A", b" one\t"), (b"x-a", b"two"), (b"long", b"v" * 1000)]
     expected = {"host": "127.0.0.1:8000", "x-a": "two", "long": "v" * 1000}
@@ -499,7 +499,7 @@ def test_the_response_head_is_written_as_uvicorn_writes_it() -> None:
     (from what it remembered), is uvicorn's own, byte for byte, and leaves the same framing."""
     from uvicorn.protocols.http.httptools_impl import RequestResponseCycle
 
-    from mcpkit.transports.http._uvicorn import _Cycle
+    from mcpkit.transports.http.server._uvicorn import _Cycle
 
     bad: list[tuple[bytes, bytes]] = [(b"x-evil", b"a\r\nset-cookie: x")]
     cases = [*HEADS, ("POST", 200, bad), ("POST", 200, [(b"bad name", b"v")])]
@@ -517,7 +517,7 @@ def test_the_response_head_falls_back_to_uvicorn_when_unusual() -> None:
 
     from uvicorn.protocols.http.httptools_impl import RequestResponseCycle
 
-    from mcpkit.transports.http._uvicorn import _Cycle
+    from mcpkit.transports.http.server._uvicorn import _Cycle
 
     start = {"type": "http.response.start", "status": 200, "headers": []}
     for unusual in ("access_log", "disconnected", "write_paused", "body"):
@@ -538,7 +538,7 @@ def _served_writes(app: Any, *chunks: bytes) -> list[bytes]:
     from uvicorn.config import Config
     from uvicorn.server import ServerState
 
-    from mcpkit.transports.http._uvicorn import bounded_protocol
+    from mcpkit.transports.http.server._uvicorn import bounded_protocol
 
     written: list[bytes] = []
 
@@ -614,7 +614,7 @@ def test_another_uvicorn_release_gets_uvicorn_own_cycle(monkeypatch: pytest.Monk
     cycle (head and body apart) and the bounds still hold."""
     from uvicorn.protocols.http.httptools_impl import RequestResponseCycle
 
-    from mcpkit.transports.http import _uvicorn
+    from mcpkit.transports.http.server import _uvicorn
 
     monkeypatch.setattr(_uvicorn, "_FITS_UVICORN", False)
     cycles: list[type[Any]] = []
@@ -637,7 +637,7 @@ def test_another_uvicorn_release_gets_uvicorn_own_cycle(monkeypatch: pytest.Monk
 def test_accepted_hosts_are_remembered_and_refused_ones_are_not() -> None:
     """A Host accepted once is looked up after, a refused one is asked again every time (and never
     kept), and what is kept stays bounded."""
-    from mcpkit.transports.http import app as app_module
+    from mcpkit.transports.http.server import app as app_module
 
     async def status(app: StreamableHTTPApp, host: bytes) -> int:
         sent: list[dict[str, Any]] = []

@@ -17,7 +17,7 @@ import pytest
 
 from mcpkit import Client, Era, RequestTimeout, TextContent
 from mcpkit.client import MAY_HAVE_MISSED, Backoff
-from mcpkit.transports.http_client import HTTPClientTransport
+from mcpkit.transports.http.client.streamable import HTTPClientTransport
 
 pytestmark = pytest.mark.e2e
 

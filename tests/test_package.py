@@ -165,9 +165,9 @@ ON_FIRST_USE = (
     "mcpkit._ratelimit",
     "mcpkit._signature_elicit",
     "mcpkit._uritemplate",
-    "mcpkit.transports.event_store",
-    "mcpkit.transports.fleet",
-    "mcpkit.transports.telemetry",
+    "mcpkit.transports.http.server.event_store",
+    "mcpkit.fleet",
+    "mcpkit.telemetry",
     "pathlib",
     "urllib.parse",
 )
@@ -183,4 +183,4 @@ def test_serving_stdio_imports_nothing_it_does_not_use() -> None:
     loaded = json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, check=True).stdout)
     assert [m for m in loaded if m in ON_FIRST_USE] == []
     assert mcpkit.ElicitationForm.__module__ == "mcpkit._signature_elicit"  # and each is still there
-    assert mcpkit.Telemetry.__module__ == "mcpkit.transports.telemetry"
+    assert mcpkit.Telemetry.__module__ == "mcpkit.telemetry"

@@ -23,7 +23,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcpkit.transports.base import OVERSIZE
+from mcpkit._transport import OVERSIZE
 from mcpkit.transports.stdio import LineReader, StdioServerTransport, _FlowControl, _Outbox
 
 

@@ -41,6 +41,7 @@ from ._errors import (
 )
 from ._headers import header
 from ._jsonrpc import ErrorResponse, Notification, Request, Response
+from ._transport import Transport
 from ._versions import LATEST_HANDSHAKE_VERSION, LATEST_VERSION, SUPPORTED_VERSIONS, Era
 from .auth import AuthInfo
 from .compose import Server
@@ -60,7 +61,6 @@ from .server import (
 )
 from .session import Peer
 from .tasks import InMemoryTaskStore, TaskRecord, TaskRunner, TaskShare, TaskStore
-from .transports.base import Transport
 from .types import (
     APP_MIME_TYPE,
     UI_EXTENSION,
@@ -106,10 +106,10 @@ if typing.TYPE_CHECKING:  # loaded on first use (see __getattr__ below)
         TokenStore,
     )
     from .compose.openapi import RouteMap
+    from .fleet import MemoryState, SharedState
     from .skills import Skill, SkillResource, SkillVerificationError
-    from .transports.event_store import EventStore
-    from .transports.fleet import MemoryState, SharedState
-    from .transports.telemetry import Telemetry
+    from .telemetry import Telemetry
+    from .transports.http.server.event_store import EventStore
 
 #: Names served by :func:`__getattr__`, from the module that defines them. Importing mcpkit must not
 #: load an HTTP stack, and authorization needs one; and a server (spawned on every host start, so its
@@ -136,9 +136,9 @@ _LAZY: typing.Final = {
         ("ElicitationContentError", "ElicitationForm", "Titles", "elicitation_form"),
         "mcpkit._signature_elicit",
     ),
-    "EventStore": "mcpkit.transports.event_store",
-    **dict.fromkeys(("MemoryState", "SharedState"), "mcpkit.transports.fleet"),
-    "Telemetry": "mcpkit.transports.telemetry",
+    "EventStore": "mcpkit.transports.http.server.event_store",
+    **dict.fromkeys(("MemoryState", "SharedState"), "mcpkit.fleet"),
+    "Telemetry": "mcpkit.telemetry",
 }
 
 

@@ -14,8 +14,8 @@ from ._mrtr import StateSealer
 from .listeners import Listener
 
 if TYPE_CHECKING:
+    from .fleet import SharedState
     from .tasks import TaskRunner
-    from .transports.fleet import SharedState
 
 __all__ = ["Announcing"]
 
@@ -68,7 +68,7 @@ class Announcing:
         Then only this process's listeners hear of it: the change was made (a tool that made it
         has done its work, and failing it would invite a second run), and a list change is worth
         telling whoever can be told."""
-        from .transports.fleet.state import StateUnavailable
+        from .fleet.state import StateUnavailable
 
         assert self.shared is not None
         try:

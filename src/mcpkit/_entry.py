@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from .lifespan import StartupError
 
 if TYPE_CHECKING:
-    from .transports.base import Transport
+    from ._transport import Transport
 
 __all__ = ["Entrypoints", "run_async"]
 
@@ -50,7 +50,7 @@ class Entrypoints:
         the client is (``X-Forwarded-For``), so per-client limits count clients, not the proxy.
         *workers* > 1 serves the port from that many processes sharing their state through
         ``redis=`` (a URL, or ``"auto"``: a ``redis-server`` of their own, started and stopped with
-        them; see :mod:`mcpkit.transports.fleet.workers`).
+        them; see :mod:`mcpkit.fleet.workers`).
         *http_options* go to :meth:`http_app` (``allowed_hosts``, ``max_sessions``, ``body_timeout``,
         ``redis``...)."""
         if transport == "stdio":
@@ -59,8 +59,8 @@ class Entrypoints:
             except StartupError as exc:  # one line, not a traceback, for whoever started us
                 raise SystemExit(f"mcpkit: {exc}") from None
         elif transport == "http":
-            from .transports.fleet.workers import serve_workers
-            from .transports.http._uvicorn import serve
+            from .fleet.workers import serve_workers
+            from .transports.http.server._uvicorn import serve
 
             def serve_one(sock: Any = None) -> None:
                 app = self.http_app(**http_options)
@@ -91,11 +91,11 @@ class Entrypoints:
         *redis* (``redis://host:6379/0``) makes it one node of a fleet whose state is kept there
         (``pip install 'mcpkit[redis]'``): give every node the same URL and put them behind any
         load balancer (see ``docs/deployment.md``). ``state=`` takes any
-        :class:`~mcpkit.transports.fleet.SharedState` instead."""
-        from .transports.http import StreamableHTTPApp
+        :class:`~mcpkit.fleet.SharedState` instead."""
+        from .transports.http.server.app import StreamableHTTPApp
 
         if redis is not None:
-            from .transports.fleet import open_state
+            from .fleet import open_state
 
             options["state"] = open_state(redis, prefix=f"mcpkit:{self.info.name}:")
         app = StreamableHTTPApp(self, **options)  # type: ignore[arg-type]  # self is a LowLevelServer
@@ -111,8 +111,8 @@ class Entrypoints:
 
     async def serve_stdio(self) -> None:
         """Serve this process's stdin/stdout (see :mod:`mcpkit.transports.stdio`)."""
+        from .telemetry import NETWORK_TRANSPORT
         from .transports.stdio import StdioServerTransport
-        from .transports.telemetry import NETWORK_TRANSPORT
 
         NETWORK_TRANSPORT.set("pipe")  # what this task's spans say, and the handlers' it starts
         await self.serve(await StdioServerTransport.open())

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Final, Protocol, runtime_checkable
 
-from .._jsonrpc import RequestId
+from ._jsonrpc import RequestId
 
 __all__ = ["OVERSIZE", "RoutedTransport", "Transport"]
 

@@ -21,8 +21,8 @@ from typing import Any, Protocol
 
 from ._connection import Scope, ServerConnection
 from ._jsonrpc import Request, RequestId
+from ._transport import Transport
 from .session import Peer
-from .transports.base import Transport
 
 __all__ = ["Endpoint", "InProcess", "Outbound", "ServerSession"]
 

@@ -38,18 +38,18 @@ from ._errors import InternalError, InvalidParams, MethodNotFound, ResourceNotFo
 from ._methods import CACHEABLE_METHODS, METHOD_FEATURES, METHODS, MRTR_METHODS
 from ._middleware import Call, MiddlewareAPI, MiddlewareStack
 from ._mrtr import InputRequired, StateSealer, merge_answers
+from ._transport import Transport
 from ._versions import SUPPORTED_VERSIONS, has
 from .context import LOG_LEVELS, Context
 from .kernel import Outbound, ServerSession
 from .lifespan import LifespanFn, Running
 from .listeners import Listener
 from .session import Peer, ready
-from .transports.base import Transport
 from .types import CallToolResult, Icon, Implementation, Tool
 
 if TYPE_CHECKING:
-    from .transports.fleet import SharedState
-    from .transports.telemetry import Telemetry
+    from .fleet import SharedState
+    from .telemetry import Telemetry
 
 __all__ = ["Handler", "Listener", "LowLevelServer", "run_async"]
 
@@ -90,8 +90,8 @@ class LowLevelServer(Announcing, MiddlewareAPI, Entrypoints):
             HTTP+SSE, a handshake-era HTTP session); more are answered -32000 at once. ``None``: no
             limit. Answers to the server's own requests never count.
         telemetry: record OpenTelemetry spans and duration metrics for every request handled
-            (``True``, or a :class:`~mcpkit.transports.telemetry.Telemetry` with providers of your
-            own); see :mod:`mcpkit.transports.telemetry`. Off by default, and then never imported.
+            (``True``, or a :class:`~mcpkit.telemetry.Telemetry` with providers of your
+            own); see :mod:`mcpkit.telemetry`. Off by default, and then never imported.
         lifespan: ``fn(server)`` returning an async context manager, entered once before the first
             request is handled and exited when the server stops serving; what it yields is
             ``ctx.lifespan`` in every handler (see :mod:`mcpkit.lifespan`).
@@ -130,7 +130,7 @@ class LowLevelServer(Announcing, MiddlewareAPI, Entrypoints):
         self.max_in_flight = max_in_flight
         self.telemetry: Telemetry | None = None
         if telemetry is True:
-            from .transports.telemetry import Telemetry
+            from .telemetry import Telemetry
 
             self.telemetry = Telemetry("server")
         elif telemetry is not False:

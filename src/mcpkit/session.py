@@ -17,7 +17,7 @@ answer matching, cancellation, batches and the encoding of errors exist once.
 
 Every message the peer sends says what it belongs to: the incoming request it answers, or that it
 was sent while handling (``related``). A transport with several streams back
-(:class:`~mcpkit.transports.base.RoutedTransport`) routes on that; one with a single stream ignores it.
+(:class:`~mcpkit._transport.RoutedTransport`) routes on that; one with a single stream ignores it.
 
 Bad input is answered and forgotten: a line that is not JSON gets -32700, a message that is not
 JSON-RPC gets -32600, and the loop keeps serving.
@@ -48,7 +48,7 @@ from ._errors import (
     RequestTimeout,
     RPCError,
 )
-from .transports.base import OVERSIZE, RoutedTransport, Transport
+from ._transport import OVERSIZE, RoutedTransport, Transport
 
 __all__ = ["Peer", "RequestHandler", "error_response", "first_step", "go_on", "ready", "result_response"]
 

@@ -141,7 +141,7 @@ class TaskStore(Protocol):
 
 
 class TaskShare(Protocol):
-    """The part of a fleet's shared state (:class:`~mcpkit.transports.fleet.SharedState`) that
+    """The part of a fleet's shared state (:class:`~mcpkit.fleet.SharedState`) that
     tasks use: keys with expiry, queues and a channel."""
 
     async def get(self, key: str) -> bytes | None: ...

@@ -19,7 +19,7 @@ state (:meth:`TaskRunner.share`): each record is written there as a snapshot at 
 ``tasks/cancel`` or ``tasks/update`` there is published on the ``tasks`` channel, where the process
 running the task hears it and acts. The task itself runs where it started, and its snapshot names
 that process (its fleet node). If that process dies (its heartbeat ``node:<id>`` lapses, see
-:mod:`mcpkit.transports.fleet.node`), the next process to read the unfinished snapshot moves the
+:mod:`mcpkit.fleet.node`), the next process to read the unfinished snapshot moves the
 task to ``failed`` with an error saying so: re-running a tool call elsewhere is not safe in general
 (it may have done half its work), and a task that stayed ``working`` for ever would never let a
 ``tasks/result`` return. A snapshot that is terminal is never written over, so a process that was
@@ -202,7 +202,7 @@ class TaskRunner:
         return record
 
     async def _dead(self, node: str) -> bool:
-        # The heartbeat every node of a fleet writes (mcpkit.transports.fleet.node).
+        # The heartbeat every node of a fleet writes (mcpkit.fleet.node).
         assert self.shared is not None
         return await self.shared.get(f"node:{node}") is None
 

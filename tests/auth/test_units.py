@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from mcpkit.auth import AuthUnavailable, DPoPError, DPoPPolicy, InvalidToken, ResourceServerAuth
 from mcpkit.auth.dpop import DPoPVerifier, NonceSource, normalize_url
 from mcpkit.auth.jwks import RemoteKeys
-from mcpkit.transports.http.auth import metadata_url
+from mcpkit.transports.http.server.auth import metadata_url
 
 from ..conftest import free_port
 from .issuer import TestIssuer, dpop_proof, new_dpop_key

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from mcpkit.client.auth import OAuth
-from mcpkit.transports.sse_client import SSEClientTransport
+from mcpkit.transports.http.client.legacy_sse import SSEClientTransport
 
 from ._servers import Protected, Reply, Seen, approve, as_json, run
 

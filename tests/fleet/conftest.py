@@ -20,7 +20,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from mcpkit.transports.fleet.workers import local_redis
+from mcpkit.fleet.workers import local_redis
 
 from ..conftest import free_port
 

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from mcpkit import Client
-from mcpkit.transports.http.takeover import NOT_REPEATED
+from mcpkit.fleet.takeover import NOT_REPEATED
 
 from .conftest import Fleet, start_node, wait_ready
 

@@ -19,7 +19,7 @@ from typing import Any
 import httpx
 import pytest
 
-from mcpkit.transports.fleet import claims, open_state
+from mcpkit.fleet import claims, open_state
 
 from .conftest import Fleet
 from .test_at_most_once import revive

@@ -16,9 +16,9 @@ import pytest
 
 from mcpkit import Server
 from mcpkit._errors import InvalidParams
+from mcpkit.fleet import MemoryState, SharedState, open_state
 from mcpkit.lowlevel import Listener
 from mcpkit.tasks import NODE_DIED, TaskRecord, TaskRunner
-from mcpkit.transports.fleet import MemoryState, SharedState, open_state
 
 Pair = Callable[[], Any]
 

@@ -1,6 +1,6 @@
 """A node dies in the middle of a long tool call: the client resumes on another node and gets
 every progress message and the result, each once (the work is taken over, see
-``mcpkit.transports.http.roaming``: the tool says it is safe to run again; one that does not is
+``mcpkit.fleet.sessions``: the tool says it is safe to run again; one that does not is
 not taken over, see ``test_at_most_once``)."""
 
 from __future__ import annotations

@@ -94,7 +94,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     else:
         server = load_server(args.server)
     if args.otel:
-        from ..transports.telemetry import Telemetry
+        from ..telemetry import Telemetry
 
         server.telemetry = Telemetry("server")
     if (args.redis is not None or args.workers > 1) and args.transport != "http":

@@ -25,7 +25,7 @@ One job per module, each importing only those after it in this list:
 Importing the client loads neither the server side nor an HTTP stack (httpx comes with the first URL).
 """
 
-from ..transports._reopen import Backoff
+from ..transports.http.client._reopen import Backoff
 from ._client import Client
 from .streams import MAY_HAVE_MISSED
 from .subscriptions import Subscription

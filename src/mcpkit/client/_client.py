@@ -71,7 +71,7 @@ class Client(SkillCalls, Streams):
         ui: declare MCP Apps views (``io.modelcontextprotocol/ui``, ``text/html;profile=mcp-app``):
             the server then lists tools meant for views only, and ``ctx.supports_ui`` is true.
         telemetry: record OpenTelemetry spans and durations of the requests sent and carry the
-            trace context in their ``_meta`` (:mod:`mcpkit.transports.telemetry`; ``mcpkit[otel]``).
+            trace context in their ``_meta`` (:mod:`mcpkit.telemetry`; ``mcpkit[otel]``).
         max_message_bytes: the largest message read from the server (16 MiB by default): a stdio
             line, an HTTP answer, an SSE event or line. A request whose answer is larger fails with
             an error naming the limit, without the answer being read whole, and the client stays

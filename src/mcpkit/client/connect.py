@@ -41,6 +41,7 @@ from .._connection import (
     META_SERVER_INFO,
 )
 from .._errors import MCPError, RequestTimeout, RPCError, UnsupportedProtocolVersion
+from .._transport import Transport
 from .._versions import (
     HANDSHAKE_VERSIONS,
     LATEST_HANDSHAKE_VERSION,
@@ -50,7 +51,6 @@ from .._versions import (
     era_of,
 )
 from ..session import Peer
-from ..transports.base import Transport
 from ..transports.stdio import DEFAULT_MAX_MESSAGE_BYTES
 from ..types import Implementation
 from .callbacks import handshake_capabilities
@@ -59,7 +59,7 @@ if TYPE_CHECKING:
     import httpx
 
     from ..kernel import InProcess
-    from ..transports.telemetry import Telemetry
+    from ..telemetry import Telemetry
 
 __all__ = [
     "Agreement",
@@ -113,7 +113,7 @@ async def open_transport(
     *target* itself if it is a transport; a server (``Client(server)``) is served in this process
     for as long as the transport is open. Either reads no message larger than *max_message_bytes*."""
     if is_url(target):
-        from ..transports.http_client import HTTPClientTransport  # httpx only for HTTP
+        from ..transports.http.client.streamable import HTTPClientTransport  # httpx only for HTTP
 
         return HTTPClientTransport(
             str(target), headers=headers, auth=auth, max_message_bytes=max_message_bytes
@@ -145,7 +145,7 @@ async def open_legacy_sse(
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
 ) -> Transport:
     """The 2024-11-05 HTTP+SSE transport at *url*, once its ``endpoint`` event has arrived."""
-    from ..transports.sse_client import SSEClientTransport
+    from ..transports.http.client.legacy_sse import SSEClientTransport
 
     transport = SSEClientTransport(url, headers=headers, auth=auth, max_message_bytes=max_message_bytes)
     await transport.open()

@@ -17,9 +17,9 @@ from typing import IO, TYPE_CHECKING, Any, Final, Self
 
 from .._errors import ConnectionClosed, MCPError, RPCError
 from .._jsonrpc import Notification, Request
+from .._transport import Transport
 from .._versions import STATELESS_VERSIONS, Era, era_of
 from ..session import Peer
-from ..transports.base import Transport
 from ..transports.stdio import DEFAULT_MAX_MESSAGE_BYTES
 from ..types import Implementation
 from . import callbacks
@@ -53,7 +53,7 @@ if TYPE_CHECKING:
     import httpx
 
     from ..kernel import InProcess
-    from ..transports.telemetry import Telemetry
+    from ..telemetry import Telemetry
 
 __all__ = ["ClientCore", "LogCallback", "NotificationCallback"]
 
@@ -100,10 +100,10 @@ class ClientCore:
         if protocol_version is not None and era_of(protocol_version) is None:
             raise ValueError(f"unsupported protocol version {protocol_version!r}")
         #: OpenTelemetry spans and durations of the requests sent, with the trace context in their
-        #: ``_meta`` (see :mod:`mcpkit.transports.telemetry`); imported only when asked for.
+        #: ``_meta`` (see :mod:`mcpkit.telemetry`); imported only when asked for.
         self.telemetry: Telemetry | None = None
         if telemetry:
-            from ..transports.telemetry import Telemetry
+            from ..telemetry import Telemetry
 
             self.telemetry = Telemetry("client")
         self._target = target

@@ -3,7 +3,7 @@
 Two streams carry it, one per era, and both are opened again for as long as the client is open:
 
 * a handshake-era session's GET stream is the HTTP transport's to reopen (see
-  :meth:`HTTPClientTransport._standalone_stream <mcpkit.transports.http_client.HTTPClientTransport>`);
+  :meth:`HTTPClientTransport._standalone_stream <mcpkit.transports.http.client.streamable.HTTPClientTransport>`);
   it tells us with a notice in its inbox, read here in order with the rest;
 * a 2026-07-28 ``subscriptions/listen`` stream is a request, and cannot be resumed ("Resumable SSE
   streams via Last-Event-ID are not supported"); the spec leaves the rest to us: "a transport that
@@ -12,7 +12,7 @@ Two streams carry it, one per era, and both are opened again for as long as the 
   again with the same filter (its resource subscriptions included) under a new id, and the
   :class:`~.subscriptions.Subscription` goes on yielding as if nothing happened.
 
-Each try waits as :attr:`Streams.reconnect` says (:class:`~mcpkit.transports._reopen.Backoff`). What
+Each try waits as :attr:`Streams.reconnect` says (:class:`~mcpkit.transports.http.client._reopen.Backoff`). What
 the server said while the stream was away may be lost, so once it is back the application is told
 as if every list it hears about had changed (``notifications/tools/list_changed``... and
 ``notifications/resources/updated`` for each subscribed resource), each marked with
@@ -31,9 +31,9 @@ from typing import Any, Final
 from .._connection import META_SUBSCRIPTION_ID
 from .._errors import SERVER_BUSY, ConnectionClosed, MCPError, RequestTimeout, RPCError
 from .._jsonrpc import Notification
+from .._transport import Transport
 from .._versions import Era
-from ..transports._reopen import SESSION_LOST, STREAM_REOPENED, Backoff, worth_retrying
-from ..transports.base import Transport
+from ..transports.http.client._reopen import SESSION_LOST, STREAM_REOPENED, Backoff, worth_retrying
 from .connect import ProbeAnswers
 from .core import ClientCore
 from .subscriptions import Subscription

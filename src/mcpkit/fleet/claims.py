@@ -1,6 +1,6 @@
 """Claims: one node of a fleet at a time holds a thing, and a claim whose holder died is taken at once.
 
-A session's ``GET`` stream is held by one node (:mod:`mcpkit.transports.http.roaming`); the claim is
+A session's ``GET`` stream is held by one node (:mod:`mcpkit.fleet.sessions`); the claim is
 a key naming the holder's node id, with an expiry its holder keeps pushing back. When the holder is
 killed, its clients reconnect within a second, to another node: that node must not answer 409
 ("this session already has a GET stream") until the claim's expiry, nor even until the dead node's

@@ -9,7 +9,7 @@ meanwhile rather than answers a fleet would not agree on.
 
 Once joined, a node stays **ready** while the store is away (:meth:`Node.is_ready`): it still
 serves every request that needs no shared state (2026-07-28 requests, the sessions it holds), and
-what needs it gets a prompt 503 (:mod:`mcpkit.transports.http.outage`); every node shares the one
+what needs it gets a prompt 503 (:mod:`mcpkit.fleet.outage`); every node shares the one
 store, so a balancer taking nodes out for its absence would take out the whole fleet and serve
 nothing at all. ``/readyz`` says ``degraded`` then (still 200). A node is not ready before it has
 joined and once it drains (shutting down).

@@ -12,7 +12,7 @@ HTTP+SSE message for another node) cannot be answered now and is answered so:
   its client reconnects (with ``Last-Event-ID`` where the stream is resumable) once Redis is back.
 
 The state layer raises one error for every way of not reaching the store
-(:class:`~mcpkit.transports.fleet.state.StateUnavailable`, whatever the Redis client raised), and
+(:class:`~mcpkit.fleet.state.StateUnavailable`, whatever the Redis client raised), and
 :func:`answer_outages`, around the whole app, is where that error becomes an HTTP answer: no code
 path in between needs to know about outages, and none can leak a 500. A handler the error escapes
 answers its request with it (-32000: it is an ``RPCError``), which a 2026-07-28 request then gets as
@@ -25,9 +25,9 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Final
 
-from ... import _jsonrpc as jsonrpc
-from ..fleet.state import StateUnavailable
-from ._asgi import Message, Receive, Scope, Send, end_body, error
+from .. import _jsonrpc as jsonrpc
+from ..transports.http.server._asgi import Message, Receive, Scope, Send, end_body, error
+from .state import StateUnavailable
 
 __all__ = ["RETRY_AFTER", "answer_outages", "unavailable"]
 

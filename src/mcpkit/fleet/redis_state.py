@@ -13,7 +13,7 @@ configured (``pip install 'mcpkit[redis]'``). What lives where, every key under 
 A lost connection is retried by the client; the subscriber reconnects and subscribes again, and
 messages published while it was away are lost (pub/sub keeps nothing), as a node that restarts
 loses them too. While Redis cannot be reached, every operation raises
-:class:`~mcpkit.transports.fleet.state.StateUnavailable` (what the client raised is its ``detail``
+:class:`~mcpkit.fleet.state.StateUnavailable` (what the client raised is its ``detail``
 and its ``__cause__``): the layers above never see a ``redis`` exception.
 """
 
@@ -30,7 +30,7 @@ from typing import Any, Final
 import redis.asyncio as aioredis
 import redis.exceptions
 
-from ..event_store import EventStore
+from ..transports.http.server.event_store import EventStore
 from .state import Listener, StateUnavailable, Unsubscribe, deliver
 
 __all__ = ["RedisEventStore", "RedisState"]
@@ -79,7 +79,7 @@ def _reaching(store: object) -> Iterator[None]:
 
 
 class RedisEventStore:
-    """An :class:`~mcpkit.transports.event_store.EventStore` on Redis Streams: the last
+    """An :class:`~mcpkit.transports.http.server.event_store.EventStore` on Redis Streams: the last
     *per_stream* events of each stream (about: trimming is ``MAXLEN ~``), kept *ttl* seconds."""
 
     def __init__(self, client: Any, prefix: str, per_stream: int = 1024, ttl: int = STREAM_TTL) -> None:
@@ -145,7 +145,7 @@ class RedisEventStore:
 
 
 class RedisState:
-    """A :class:`~mcpkit.transports.fleet.state.SharedState` on one Redis server.
+    """A :class:`~mcpkit.fleet.state.SharedState` on one Redis server.
 
     Args:
         url: ``redis://[user:password@]host:port/db`` (``rediss://`` for TLS, ``unix://`` too).

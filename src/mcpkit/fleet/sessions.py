@@ -53,15 +53,15 @@ import time
 from collections.abc import Awaitable
 from typing import Any, Final
 
-from ... import _jsonrpc as jsonrpc
-from ..._connection import LOG_LEVELS
-from ..._errors import ConnectionClosed, RemoteProtocolError
-from ...kernel import Endpoint
-from ..event_store import FollowedEventStore
-from ..fleet import claims
-from ..fleet.node import Node, alive
-from ..fleet.state import SharedState, Unsubscribe
-from .sessions import BACKLOG, CLOSE, HTTPSession, SessionTable
+from .. import _jsonrpc as jsonrpc
+from .._connection import LOG_LEVELS
+from .._errors import ConnectionClosed, RemoteProtocolError
+from ..kernel import Endpoint
+from ..transports.http.server.event_store import FollowedEventStore
+from ..transports.http.server.sessions import BACKLOG, CLOSE, HTTPSession, SessionTable
+from . import claims
+from .node import Node, alive
+from .state import SharedState, Unsubscribe
 from .takeover import may_repeat, not_repeated
 
 __all__ = ["SessionFleet"]
@@ -88,7 +88,7 @@ class SessionFleet:
         self.state = state
         self.table = table
         self.endpoint = endpoint
-        #: This process's id in the fleet (its :class:`~mcpkit.transports.fleet.node.Node`'s,
+        #: This process's id in the fleet (its :class:`~mcpkit.fleet.node.Node`'s,
         #: whose heartbeat tells the others it is alive).
         self.node = (node.id if node is not None else secrets.token_hex(6)).encode()
         self._records: dict[str, bytes] = {}  # what each replica's record says, to refresh it

@@ -15,11 +15,11 @@ things, and :class:`SharedState` is what they agree through:
 * **channels** (:meth:`~SharedState.publish`, :meth:`~SharedState.subscribe`): a list change or a
   resource update made on one node reaches the ``subscriptions/listen`` streams of every node, and
   a ``tasks/cancel`` or ``tasks/update`` reaches the node running the task;
-* **event streams** (:attr:`~SharedState.events`, an :class:`~mcpkit.transports.event_store.EventStore`):
+* **event streams** (:attr:`~SharedState.events`, an :class:`~mcpkit.transports.http.server.event_store.EventStore`):
   the events of resumable SSE streams.
 
 :class:`MemoryState` keeps all of it in this process (what the test suite runs the same tests on,
-next to :class:`~mcpkit.transports.fleet.redis_state.RedisState`). Values are bytes, channels carry
+next to :class:`~mcpkit.fleet.redis_state.RedisState`). Values are bytes, channels carry
 bytes; what they mean is their users' business.
 
 When the store cannot be reached (Redis stopped, restarting, the network gone) every operation
@@ -27,7 +27,7 @@ raises :class:`StateUnavailable`, whatever the store's client raised: the one er
 know. It is an :class:`~mcpkit.RPCError` (-32000, the code of every "try again later" answer), so a
 handler it escapes answers the request with it rather than with an internal error, and the HTTP app
 turns it into 503 with ``Retry-After`` wherever the response has not started
-(:mod:`mcpkit.transports.http.outage`).
+(:mod:`mcpkit.fleet.outage`).
 """
 
 from __future__ import annotations
@@ -41,8 +41,8 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Protocol
 
-from ..._errors import SERVER_BUSY, RPCError
-from ..event_store import EventStore, MemoryEventStore
+from .._errors import SERVER_BUSY, RPCError
+from ..transports.http.server.event_store import EventStore, MemoryEventStore
 
 __all__ = ["Listener", "MemoryState", "SharedState", "StateUnavailable", "Unsubscribe"]
 

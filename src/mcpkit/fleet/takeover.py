@@ -26,8 +26,8 @@ from __future__ import annotations
 
 from typing import Any, Final, Protocol, runtime_checkable
 
-from ... import _jsonrpc as jsonrpc
-from ..._errors import INTERNAL_ERROR
+from .. import _jsonrpc as jsonrpc
+from .._errors import INTERNAL_ERROR
 
 __all__ = ["SAFE_METHODS", "RepeatableTools", "may_repeat", "not_repeated"]
 

@@ -35,7 +35,7 @@ async def _serve_http(app: Any, host: str, port: int) -> None:
     """uvicorn on the running loop (the host's connections live on it), with mcpkit's head bounds."""
     import uvicorn
 
-    from ..transports.http._uvicorn import bounded_protocol
+    from ..transports.http.server._uvicorn import bounded_protocol
 
     config = uvicorn.Config(
         app,

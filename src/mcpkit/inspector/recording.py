@@ -15,7 +15,7 @@ import json
 from collections.abc import Callable
 from typing import Any, Final
 
-from ..transports.base import Transport
+from .._transport import Transport
 
 __all__ = ["UI_EXTENSION", "UI_EXTENSION_SETTINGS", "RecordingTransport"]
 

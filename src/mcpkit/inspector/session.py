@@ -24,13 +24,13 @@ import msgspec
 
 from .._errors import HeaderMismatch, MCPError, RPCError
 from .._headers import mirrored_parameters
+from .._transport import Transport
 from .._versions import Era
 from ..client import Client
 from ..client.callbacks import implied_capabilities
 from ..client.connect import open_legacy_sse, refused_post
 from ..client.exchange import ProgressCallback
-from ..transports.base import Transport
-from ..transports.http_client import HTTPClientTransport
+from ..transports.http.client.streamable import HTTPClientTransport
 from .explain import explain
 from .listening import Listener
 from .options import Options, host_entry

@@ -15,8 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from .._transport import Transport
 from ..client.connect import is_url
-from ..transports.base import Transport
 from ..transports.stdio import StdioClientTransport
 
 __all__ = ["Target", "dev_command", "spawn"]

@@ -188,7 +188,7 @@ class ToolsAPI(PlainCalls, TaskMethods, TransformsAPI):
         (most of a small tool's cost); while it runs, nothing else is served, and ``timeout``
         cannot interrupt it. Default: ``def`` tools run on worker threads.
         ``repeatable``: whether a fleet may run a call again on another node when the one running
-        it died mid-call (:mod:`mcpkit.transports.http.takeover`); else the caller is told that
+        it died mid-call (:mod:`mcpkit.fleet.takeover`); else the caller is told that
         the outcome is unknown. Default: if ``annotations`` say read-only or idempotent.
 
         Raises:
@@ -318,7 +318,7 @@ class ToolsAPI(PlainCalls, TaskMethods, TransformsAPI):
     def required_scopes(self, method: str, params: dict[str, Any]) -> tuple[str, ...]:
         """The scopes a request needs beyond the server-wide ones: a tool's ``scopes`` for its
         ``tools/call``. A protected HTTP app asks before handling the request (see
-        :class:`mcpkit.transports.http.auth.ScopedEndpoint`)."""
+        :class:`mcpkit.transports.http.server.auth.ScopedEndpoint`)."""
         if method != "tools/call":
             return ()
         name = params.get("name")

@@ -32,7 +32,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import IO, Final
 
 from .._errors import ConnectionClosed, TransportError
-from .base import OVERSIZE
+from .._transport import OVERSIZE
 
 logger = logging.getLogger("mcpkit.client")
 

@@ -15,7 +15,7 @@ from typing import Any, Final
 import httpx
 
 from ..._errors import TransportError
-from ...transports._bounded import ACCEPT_ENCODING, MessageTooLarge, read_body
+from ...transports.http.client._bounded import ACCEPT_ENCODING, MessageTooLarge, read_body
 from .errors import OAuthError
 
 __all__ = ["MAX_DOCUMENT_BYTES", "Document", "fetch_document"]

@@ -5,7 +5,7 @@ header, token or cookie of the MCP request that caused the call is copied (see t
 A static header wins over a header parameter of the same name, so a model cannot replace configured
 credentials through an argument.
 
-The response is read through :func:`mcpkit.transports._bounded.read_body`: a body whose
+The response is read through :func:`mcpkit.transports.http.client._bounded.read_body`: a body whose
 ``Content-Length`` says it is too large is refused before a byte is read, and any other stops being
 read at the limit. ``Accept-Encoding`` asks only for the codings that reader can decode in bounded
 pieces.
@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import quote
 
 from ...auth._info import current_headers
-from ...transports._bounded import ACCEPT_ENCODING, MessageTooLarge, read_body
+from ...transports.http.client._bounded import ACCEPT_ENCODING, MessageTooLarge, read_body
 from ._operations import Argument, Operation
 
 if TYPE_CHECKING:

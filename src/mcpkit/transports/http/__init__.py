@@ -1,12 +1,23 @@
-"""Streamable HTTP and HTTP+SSE, server side: one ASGI app, a module per era.
+"""HTTP, both sides: :mod:`.server` (the ASGI app of Streamable HTTP and HTTP+SSE) and :mod:`.client`.
 
-:mod:`.app` routes; :mod:`.stateless` answers 2026-07-28 requests; :mod:`.sessions` serves
-handshake-era sessions through the one session layer (:class:`~mcpkit.session.Peer`);
-:mod:`.resume` makes their event streams resumable; :mod:`.legacy_sse` is the 2024-11-05 HTTP+SSE
-transport. Imported only when HTTP is used, so ``import mcpkit`` stays free of any HTTP stack; it
-imports no server or client, only the :class:`~mcpkit.kernel.Endpoint` contract.
+Neither side imports the other, and this package imports neither until asked: a client does not pay
+for the server's modules, and ``import mcpkit`` stays free of any HTTP stack.
+``mcpkit.transports.http.StreamableHTTPApp`` is kept as a name for :class:`.server.app.StreamableHTTPApp`.
 """
 
-from .app import DEFAULT_MAX_BODY, StreamableHTTPApp
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .server.app import DEFAULT_MAX_BODY, StreamableHTTPApp
 
 __all__ = ["DEFAULT_MAX_BODY", "StreamableHTTPApp"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in __all__:
+        from .server import app
+
+        return getattr(app, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

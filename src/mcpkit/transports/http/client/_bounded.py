@@ -20,7 +20,7 @@ from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
-from .._errors import TransportError
+from ...._errors import TransportError
 
 if TYPE_CHECKING:
     import httpx

@@ -21,9 +21,9 @@ from urllib.parse import urljoin
 
 import httpx
 
-from .._errors import ConnectionClosed, TransportError
+from ...._errors import ConnectionClosed, TransportError
+from ...stdio import DEFAULT_MAX_MESSAGE_BYTES
 from ._bounded import ACCEPT_ENCODING, read_body, sse_events
-from .stdio import DEFAULT_MAX_MESSAGE_BYTES
 
 __all__ = ["SSEClientTransport"]
 

@@ -31,13 +31,13 @@ from typing import Any
 
 import httpx
 
-from .._errors import ConnectionClosed, TransportError
-from .._headers import encode_header_value, header_value_of, value_at
-from .._methods import mcp_name_field
+from ...._errors import ConnectionClosed, TransportError
+from ...._headers import encode_header_value, header_value_of, value_at
+from ...._methods import mcp_name_field
+from ...stdio import DEFAULT_MAX_MESSAGE_BYTES
 from ._asyncio_http import POOL_IS_HTTPX_ONLY_STATE, AsyncioTransport
 from ._bounded import ACCEPT_ENCODING, SSEEvent, read_body, sse_events
 from ._reopen import SESSION_LOST, STREAM_REOPENED, Backoff, notice, retry_after, worth_retrying
-from .stdio import DEFAULT_MAX_MESSAGE_BYTES
 
 __all__ = ["HTTPClientTransport"]
 

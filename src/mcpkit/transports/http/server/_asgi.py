@@ -7,8 +7,8 @@ import contextlib
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
 from typing import Any, Final
 
-from ... import _jsonrpc as jsonrpc
-from ..._errors import (
+from .... import _jsonrpc as jsonrpc
+from ...._errors import (
     HEADER_MISMATCH,
     INTERNAL_ERROR,
     INVALID_PARAMS,

@@ -32,9 +32,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
-from ... import _jsonrpc as jsonrpc
-from ..._errors import INVALID_REQUEST, SERVER_BUSY, RemoteProtocolError
-from ...session import error_response
+from .... import _jsonrpc as jsonrpc
+from ...._errors import INVALID_REQUEST, SERVER_BUSY, RemoteProtocolError
+from ....session import error_response
 from ._asgi import Send, error, send_json
 from .sessions import HTTPSession, ResponseStream
 

@@ -11,8 +11,8 @@ pace (408). Then:
 * the 2024-11-05 HTTP+SSE transport lives at its own two paths (:mod:`.legacy_sse`);
 * ``GET /healthz`` and ``GET /readyz``, whatever the Host: liveness and readiness (:mod:`.health`).
 
-With ``state=`` (a :class:`~mcpkit.transports.fleet.SharedState`, e.g. Redis) the app is one node of
-a fleet: the server joins it at startup (:mod:`mcpkit.transports.fleet.node`), handshake-era
+With ``state=`` (a :class:`~mcpkit.fleet.SharedState`, e.g. Redis) the app is one node of
+a fleet: the server joins it at startup (:mod:`mcpkit.fleet.node`), handshake-era
 sessions are served by whichever node a request lands on (:mod:`.roaming`), and resumable streams'
 events are kept there, so ``Last-Event-ID`` replays anywhere.
 
@@ -40,16 +40,17 @@ from collections.abc import Callable, Iterable
 from typing import Final
 from urllib.parse import urlsplit
 
-from ... import _jsonrpc as jsonrpc
-from ..._errors import HEADER_MISMATCH, INVALID_REQUEST, SERVER_BUSY, RemoteProtocolError
-from ..._ratelimit import KeyedBuckets
-from ...auth import AuthInfo, ResourceServerAuth, current_auth, current_headers
-from ...kernel import Endpoint
-from ...session import error_response
-from ..event_store import EventStore, MemoryEventStore
-from ..fleet.node import HEALTH_PATHS, Node
-from ..fleet.state import SharedState, StateUnavailable
-from ..telemetry import NETWORK_TRANSPORT
+from .... import _jsonrpc as jsonrpc
+from ...._errors import HEADER_MISMATCH, INVALID_REQUEST, SERVER_BUSY, RemoteProtocolError
+from ...._ratelimit import KeyedBuckets
+from ....auth import AuthInfo, ResourceServerAuth, current_auth, current_headers
+from ....fleet.node import HEALTH_PATHS, Node
+from ....fleet.outage import answer_outages, unavailable
+from ....fleet.sessions import REPLAYED, SessionFleet
+from ....fleet.state import SharedState, StateUnavailable
+from ....kernel import Endpoint
+from ....session import error_response
+from ....telemetry import NETWORK_TRANSPORT
 from ._asgi import (
     BodyRefused,
     Receive,
@@ -65,12 +66,11 @@ from ._asgi import (
 from .admission import admit_batch, answerable_ids, refuse_busy, refuse_in_use
 from .auth import AuthGate, ProtectedResourceMetadata, owner_of
 from .cors import CorsPolicy
+from .event_store import EventStore, MemoryEventStore
 from .health import answer_probe
 from .legacy_sse import open_sse, post_message
 from .lifespan import Serving
-from .outage import answer_outages, unavailable
 from .resume import ResumableStream, new_resumable, replay
-from .roaming import REPLAYED, SessionFleet
 from .sessions import (
     DEFAULT_STREAM_QUEUE,
     HTTPSession,

@@ -33,9 +33,9 @@ from collections.abc import Iterable, Sequence
 from typing import Any, Final, Protocol, runtime_checkable
 from urllib.parse import urlsplit, urlunsplit
 
-from ... import _jsonrpc as jsonrpc
-from ..._errors import INVALID_REQUEST, SERVER_BUSY
-from ...auth import (
+from .... import _jsonrpc as jsonrpc
+from ...._errors import INVALID_REQUEST, SERVER_BUSY
+from ....auth import (
     AuthError,
     AuthInfo,
     AuthUnavailable,
@@ -44,7 +44,7 @@ from ...auth import (
     ResourceServerAuth,
     TokenVerifier,
 )
-from ...auth.config import build_dpop, build_verifier
+from ....auth.config import build_dpop, build_verifier
 from ._asgi import Message, Scope, Send, error, plain, send_json
 
 __all__ = [

@@ -9,14 +9,14 @@ Answered before the Host and Origin checks (probes use addresses) and without a 
   cannot be reached it stays 200, with the body ``degraded: ...``: the node still serves what needs
   no shared state and answers the rest with a prompt 503 and ``Retry-After``, and since every node
   shares the one store, taking them out for its absence would take the whole fleet out
-  (:mod:`mcpkit.transports.fleet.node`). Without a fleet a process is ready from the start.
+  (:mod:`mcpkit.fleet.node`). Without a fleet a process is ready from the start.
 """
 
 from __future__ import annotations
 
 from typing import Final
 
-from ..fleet.node import Node
+from ....fleet.node import Node
 from ._asgi import Send, plain
 
 __all__ = ["DEGRADED", "answer_probe"]
@@ -26,7 +26,7 @@ DEGRADED: Final = b"degraded: the shared state cannot be reached; serving what n
 
 
 async def answer_probe(node: Node, path: str, method: str, send: Send) -> None:
-    """Answer the probe at *path* (one of :data:`~mcpkit.transports.fleet.node.HEALTH_PATHS`)."""
+    """Answer the probe at *path* (one of :data:`~mcpkit.fleet.node.HEALTH_PATHS`)."""
     if method not in ("GET", "HEAD"):
         await plain(send, 405, b"GET only")
     elif path == "/healthz":

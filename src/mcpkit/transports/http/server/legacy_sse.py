@@ -11,10 +11,10 @@ is forwarded there over the session's channel (:mod:`.roaming`).
 
 from __future__ import annotations
 
-from ... import _jsonrpc as jsonrpc
-from ..._errors import RemoteProtocolError
+from .... import _jsonrpc as jsonrpc
+from ...._errors import RemoteProtocolError
+from ....fleet.sessions import SessionFleet
 from ._asgi import BodyRefused, Receive, Scope, Send, plain, read_body
-from .roaming import SessionFleet
 from .sessions import SessionTable, standalone_stream
 
 __all__ = ["open_sse", "post_message"]

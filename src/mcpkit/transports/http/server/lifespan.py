@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import asyncio
 
-from ..._errors import INTERNAL_ERROR
-from ...kernel import Endpoint
-from ..fleet.node import Node
+from ...._errors import INTERNAL_ERROR
+from ....fleet.node import Node
+from ....kernel import Endpoint
 from ._asgi import Receive, Send, error
 
 __all__ = ["Serving"]

@@ -1,13 +1,13 @@
 """Resumable event streams (2025-03-26 and later): event ids, the priming event, ``Last-Event-ID``.
 
 A POST's response becomes resumable when it turns into an event stream: each event is kept in the
-:class:`~mcpkit.transports.event_store.EventStore` under the stream's id before it is sent, so a
+:class:`~mcpkit.transports.http.server.event_store.EventStore` under the stream's id before it is sent, so a
 client whose stream dropped can come back with GET and ``Last-Event-ID`` and receive the rest ("on
 the stream that was disconnected"), and then follow the stream live until the answer. From
 2025-11-25 the stream opens with a priming event (an id, empty data and ``retry``), which also lets
 the server end the stream on purpose and have the client poll (``ctx.close_response_stream()``).
 
-In a fleet the store is shared (a :class:`~mcpkit.transports.event_store.FollowedEventStore`): a
+In a fleet the store is shared (a :class:`~mcpkit.transports.http.server.event_store.FollowedEventStore`): a
 reconnection that reaches a process other than the one writing the stream is replayed from the
 store, then follows it there until its end mark.
 """
@@ -18,9 +18,9 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Final
 
-from ..._errors import INVALID_REQUEST
-from ..event_store import EventStore, FollowedEventStore, stream_of
+from ...._errors import INVALID_REQUEST
 from ._asgi import SSE_HEADERS, Receive, Send, end_body, error, event, send_body, wait_disconnect
+from .event_store import EventStore, FollowedEventStore, stream_of
 
 __all__ = ["FINISHED_STREAMS_KEPT", "LiveStream", "ResumableStream", "replay"]
 

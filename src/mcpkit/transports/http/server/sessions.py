@@ -4,7 +4,7 @@ Each session is a :class:`~mcpkit.session.Peer` like a stdio connection's, fed m
 a POST's body is decoded by the peer and delivered to it, so answer matching, cancellation, batches
 and error answers are the session layer's, not this module's. What is HTTP's lives here: which
 stream each outgoing message takes. :class:`HTTPSession` is the peer's
-:class:`~mcpkit.transports.base.RoutedTransport`:
+:class:`~mcpkit._transport.RoutedTransport`:
 
 * a message that belongs to a request (its answer, or a notification or request sent while handling
   it) goes on the response of the POST that carried the request, which is plain JSON if the answer
@@ -44,11 +44,11 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Final, Protocol
 
-from ... import _jsonrpc as jsonrpc
-from ..._errors import ConnectionClosed
-from ...kernel import Endpoint, ServerSession
-from ..event_store import EventStore
+from .... import _jsonrpc as jsonrpc
+from ...._errors import ConnectionClosed
+from ....kernel import Endpoint, ServerSession
 from ._asgi import SSE_HEADERS, Receive, Send, end_body, event, send_body, send_json, wait_disconnect
+from .event_store import EventStore
 from .resume import LiveStream, ResumableStream
 
 __all__ = [

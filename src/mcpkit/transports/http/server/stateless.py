@@ -28,14 +28,14 @@ from typing import Any, Final
 
 from msgspec import UNSET
 
-from ... import _jsonrpc as jsonrpc
-from ..._connection import META_PROTOCOL_VERSION, ServerConnection
-from ..._errors import INTERNAL_ERROR, ConnectionClosed, HeaderMismatch, MethodNotFound, RPCError
-from ..._headers import decode_header_value, matches, value_at
-from ..._methods import mcp_name_field
-from ...kernel import Endpoint
-from ...session import error_response, first_step, result_response
-from ..fleet.state import StateUnavailable
+from .... import _jsonrpc as jsonrpc
+from ...._connection import META_PROTOCOL_VERSION, ServerConnection
+from ...._errors import INTERNAL_ERROR, ConnectionClosed, HeaderMismatch, MethodNotFound, RPCError
+from ...._headers import decode_header_value, matches, value_at
+from ...._methods import mcp_name_field
+from ....fleet.state import StateUnavailable
+from ....kernel import Endpoint
+from ....session import error_response, first_step, result_response
 from ._asgi import (
     SSE_HEADERS,
     STATUS_OF_CODE,
