@@ -70,7 +70,7 @@ def assert_no_raw(text: str) -> None:
     [
         (["tools", SERVER], ["hostile\\x1b]0;SERVERNAME\\x07 · protocol", escaped("DESCRIPTION"),
                             "HOSTILE\\x1b]0;NAMETITLE\\x07\\x1b[8m"]),
-        (["tools", SERVER, "shout"], [escaped("DESCRIPTION"), "x: string - " + escaped("ARGUMENT")]),
+        (["tools", SERVER, "shout"], [escaped("DESCRIPTION"), "x: str - " + escaped("ARGUMENT")]),
         (["info", SERVER], ["server: hostile\\x1b]0;SERVERNAME\\x07 1.0\\x1b[2J",
                             "instructions: " + escaped("INSTRUCTIONS")]),
         (["prompts", SERVER], [escaped("DESCRIPTION")]),
@@ -136,7 +136,7 @@ def test_pipes_and_json_stay_byte_exact() -> None:
     assert tools[0]["description"] == DESCRIPTION
     assert out == (json.dumps(tools, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode()
     code, out, err = _piped("tools", SERVER)
-    assert out.split(b"\n")[0] == f"shout(x?: string)  {DESCRIPTION}".encode()
+    assert out.split(b"\n")[0] == f"shout(x?: str)  {DESCRIPTION}".encode()
     code, out, err = _piped("call", SERVER, "shout", "--log-level", "debug")
     assert code == 0, err
     assert out == (RESULT + "\n").encode()

@@ -13,10 +13,10 @@ def test_tools_on_a_pipe_are_one_unwrapped_line_each() -> None:
     listed = run_mcpkit("tools", WEATHER)
     assert listed.returncode == 0, listed.stderr
     assert listed.stdout.splitlines() == [
-        "get_weather(location: string)  Get current weather information for a location.",
-        'get_weather_data(location: string, unit?: "celsius" | "fahrenheit")  Get current weather as '
+        "get_weather(location: str)  Get current weather information for a location.",
+        'get_weather_data(location: str, unit?: "celsius" | "fahrenheit")  Get current weather as '
         "structured data.",
-        "forecast(location: string, days?: integer)  Forecast for the next days, one line per day.",
+        "forecast(location: str, days?: int)  Forecast for the next days, one line per day.",
     ]
     assert listed.stderr == ""
 
@@ -134,11 +134,12 @@ def test_one_tool_or_prompt_in_full() -> None:
     tool = run_mcpkit("tools", WEATHER, "get_weather")
     assert tool.returncode == 0, tool.stderr
     lines = tool.stdout.splitlines()
-    assert lines[:5] == [
+    assert lines[:6] == [
         "get_weather (Weather Information Provider)",
+        "get_weather(location: str)",
         "Get current weather information for a location.",
         "arguments:",
-        "  location: string (required) - City name or zip code",
+        "  location: str (required) - City name or zip code",
         "output schema:",
     ]
     assert lines[-1] == "annotations: readOnlyHint=true"

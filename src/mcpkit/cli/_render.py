@@ -43,36 +43,12 @@ def first_line(text: Any) -> str:
     return text.strip().split("\n")[0].strip() if isinstance(text, str) else ""
 
 
-def _type_text(schema: Any) -> str:
-    if not isinstance(schema, dict):
-        return "any"
-    if isinstance(schema.get("enum"), list):
-        return " | ".join(json.dumps(v, ensure_ascii=False) for v in schema["enum"])
-    for key in ("anyOf", "oneOf"):
-        if isinstance(schema.get(key), list):
-            return " | ".join(dict.fromkeys(_type_text(s) for s in schema[key]))
-    kind = schema.get("type")
-    if isinstance(kind, list):
-        return " | ".join(str(k) for k in kind)
-    if kind == "array":
-        return f"array of {_type_text(schema.get('items'))}" if "items" in schema else "array"
-    return (
-        str(kind)
-        if isinstance(kind, str)
-        else ("any" if "const" not in schema else json.dumps(schema["const"]))
-    )
-
-
 def signature(schema: Any) -> str:
-    """A tool's arguments as ``location: string, days?: integer`` (``?``: optional)."""
-    if not isinstance(schema, dict) or not isinstance(schema.get("properties"), dict):
-        return ""
-    required = schema.get("required")
-    required = required if isinstance(required, list) else []
-    return ", ".join(
-        f"{name}{'' if name in required else '?'}: {_type_text(field)}"
-        for name, field in schema["properties"].items()
-    )
+    """A tool's arguments as ``order: Order{item: str, qty: int ≥1}, note?: str`` (``?``: optional;
+    nested objects spelled out two levels deep): :mod:`mcpkit._schema_view` reads the schema."""
+    from .._schema_view import arguments_text, read_schema
+
+    return arguments_text(read_schema(schema)) if isinstance(schema, dict) else ""
 
 
 class Output:
@@ -153,6 +129,8 @@ class Output:
         """One tool or prompt in full: its description, each argument, the output schema, hints."""
         title = item.get("title")
         self.text(str(item.get("name")) + (f" ({title})" if isinstance(title, str) and title else ""))
+        if isinstance(item.get("inputSchema"), dict):
+            self.text(f"{item.get('name')}({signature(item['inputSchema'])})")
         if isinstance(item.get("description"), str) and item["description"].strip():
             self.text(item["description"].strip())
         self.text("arguments:" if _arguments_of(item) else "arguments: none")
@@ -266,20 +244,12 @@ class Output:
 
 
 def _arguments_of(item: dict[str, Any]) -> list[str]:
-    """``name: type (required) = default - description`` for each argument of a tool or prompt."""
-    lines = []
+    """``name: type (required) = default - description`` for each argument of a tool (its nested
+    fields indented below it) or prompt."""
+    from .._schema_view import field_lines, read_schema
+
     schema = item.get("inputSchema")
-    if isinstance(schema, dict) and isinstance(schema.get("properties"), dict):
-        required = schema.get("required")
-        required = required if isinstance(required, list) else []
-        for name, field in schema["properties"].items():
-            field = field if isinstance(field, dict) else {}
-            line = f"{name}: {_type_text(field)}" + (" (required)" if name in required else "")
-            if "default" in field:
-                line += f" = {json.dumps(field['default'], ensure_ascii=False)}"
-            if isinstance(field.get("description"), str):
-                line += f" - {field['description']}"
-            lines.append(line)
+    lines = field_lines(read_schema(schema)) if isinstance(schema, dict) else []
     for argument in item.get("arguments") or [] if "inputSchema" not in item else []:
         if isinstance(argument, dict):
             line = f"{argument.get('name')}" + (" (required)" if argument.get("required") else "")
