@@ -76,13 +76,13 @@ def test_the_last_caller_to_go_unsubscribes_upstream(tmp_path: Path) -> None:
                 await events(["+rec://a", "+rec://b", "-rec://b", "+rec://b"])
             # b went away without unsubscribing: the listen stream still holds both
             async with asyncio.timeout(20):
-                while len(gateway.subscribers.holders["rec://a"]) > 1:  # noqa: ASYNC110
+                while len(gateway.host.subscriptions.holders["rec://a"]) > 1:  # noqa: ASYNC110
                     await asyncio.sleep(0.05)
             await events(["+rec://a", "+rec://b", "-rec://b", "+rec://b"])
             await listening.close()
             await events(["+rec://a", "+rec://b", "-rec://b", "+rec://b", "-rec://a", "-rec://b"])
             assert gateway.host.subscribed == {}
-            assert gateway.subscribers.holders == {}
+            assert gateway.host.subscriptions.holders == {}
 
     run(main())
 

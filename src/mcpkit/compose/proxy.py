@@ -40,11 +40,10 @@ import msgspec
 from .. import _naming as naming
 from ..client import Client
 from ..client.callbacks import implied_capabilities
-from ..gateway._forward import install
 from ..gateway._relay import Relay
-from ..gateway.bridge import Bridge
-from ..gateway.subscriptions import Subscribers
+from ..gateway.governance import Governance, resolver
 from ..host import Host, HostConfig, ServerConfig
+from ..host._forward import install
 from ..host.audit import AuditLog
 from ..host.policy import Policy
 from ..server import Server
@@ -119,6 +118,7 @@ def proxy(
     # The forwarders are mounted now, so the proxy answers (and can be mounted) before it first
     # serves; they read the gateway of the moment, made anew each time the proxy starts.
     state.gateway = state.new_gateway()
+    server.add_middleware(Governance(state, resolver(server)), methods=["tools/call"])
     install(server, state, plan.config, prefixed=plan.prefixed)
     return server
 
@@ -258,23 +258,15 @@ class _Running:
         self.gateway: Relay | None = None
         self.used = False
 
-    # The forwarders' link (mcpkit.gateway._forward.Link): the gateway of the moment's parts.
-
-    def _current(self) -> Relay:
-        assert self.gateway is not None  # made with the server, before any request
-        return self.gateway
-
     @property
     def host(self) -> Host:
-        return self._current().host
+        """The forwarders' link (:mod:`mcpkit.host._forward`): the host of the moment."""
+        assert self.gateway is not None  # made with the server, before any request
+        return self.gateway.host
 
     @property
-    def bridge(self) -> Bridge:
-        return self._current().bridge
-
-    @property
-    def subscribers(self) -> Subscribers:
-        return self._current().subscribers
+    def bridge(self) -> Any:
+        return self.host.bridge
 
     def new_gateway(self) -> Relay:  # the relay of one run: a gateway without a server of its own
         plan = self.plan
@@ -283,6 +275,7 @@ class _Running:
             "client_factory": plan.factory,
             "restart": plan.restart,
             "connect_timeout": _CONNECT_SECONDS,
+            "mounted": True,
         }
         if plan.config.audit is None:
             options["audit"] = AuditLog(_Discard())

@@ -1,10 +1,10 @@
-"""The connections behind a gateway or a proxy: a :class:`~mcpkit.host.Host`, the :class:`.bridge.Bridge`
-relaying the servers' questions to callers, the callers' resource subscriptions, and what the
-servers tell (list changes, resource updates, log lines) passed on to the serving server's clients.
+"""The connections behind a gateway or a proxy: a :class:`~mcpkit.host.Host` whose forwarders are
+mounted on the serving server, the :class:`~mcpkit.host.bridge.Bridge` relaying the servers'
+questions to its callers, and what the servers tell (list changes, resource updates, log lines)
+passed on to them.
 
-This is the *link* the forwarders read (:mod:`._forward`). It does not make the server: the gateway
-does (:mod:`._server`), and a proxy makes its own (:mod:`mcpkit.compose.proxy`), which outlives each
-relay its lifespan starts.
+It does not make the server: the gateway does (:mod:`._server`), and a proxy makes its own
+(:mod:`mcpkit.compose.proxy`), which outlives each relay its lifespan starts.
 """
 
 from __future__ import annotations
@@ -14,9 +14,8 @@ import contextlib
 from typing import Any
 
 from ..host import Host, HostConfig
+from ..host.bridge import Bridge
 from ..server import Server
-from .bridge import Bridge
-from .subscriptions import Subscribers
 
 __all__ = ["Relay"]
 
@@ -24,7 +23,8 @@ __all__ = ["Relay"]
 class Relay:
     """*config*'s servers, connected for callers of *server* (``async with``: connect, disconnect).
 
-    *host_options* go to the :class:`~mcpkit.host.Host`.
+    *host_options* go to the :class:`~mcpkit.host.Host` (``mounted=True``: *server* has the
+    forwarders already).
     """
 
     def __init__(
@@ -41,10 +41,11 @@ class Relay:
             on_notification=self._notified,
             caller="gateway",
             stderr=stderr,
+            server=server,
+            bridge=self.bridge,
             **host_options,
         )
         self._background: set[asyncio.Task[None]] = set()
-        self.subscribers = Subscribers(self.host)
 
     def conflicts(self) -> list[str]:
         """Names and URIs left out because another server had them first (the host's)."""
@@ -59,7 +60,6 @@ class Relay:
             parked.cancel()
         self.bridge.parked.clear()
         await self.server.close_subscriptions()
-        self.subscribers.close()
         await self.host.aclose()
 
     # -- what the servers tell us ------------------------------------------------------------------

@@ -1,12 +1,13 @@
 """The gateway: a :class:`~mcpkit.host.Host` served as one MCP server, to callers of every revision.
 
 ``gateway.server`` is a plain :class:`mcpkit.Server` with one forwarder per configured server
-mounted under its key (:mod:`._forward`), so everything a server does for its clients (both eras,
+mounted under its key (:mod:`mcpkit.host._forward`): the host's own server, so everything a server does for its clients (both eras,
 every transport, ``list_changed`` to handshake sessions and 2026-07-28 ``subscriptions/listen``
 streams, results shaped per revision, middleware, transforms) holds for the aggregate. Policy,
 consent (put to the calling user with ``ctx.elicit``), rate limits and audit are ``tools/call``
 middleware (:mod:`.governance`); the config's renames are tool transforms; upstream questions are
-relayed by :mod:`.bridge`. The host keeps the connections: servers, sessions, restarts, status.
+relayed by :mod:`mcpkit.host.bridge`. The host keeps the connections: servers, sessions, restarts,
+status.
 """
 
 from __future__ import annotations
@@ -15,8 +16,8 @@ from typing import Any
 
 from ..compose.server import Server
 from ..host import HostConfig
-from ._forward import install
 from ._relay import Relay
+from .governance import Governance, resolver
 
 __all__ = ["Gateway"]
 
@@ -39,8 +40,9 @@ class Gateway(Relay):
         self, config: HostConfig, *, name: str = "mcpkit-gateway", stderr: Any = None, **host_options: Any
     ) -> None:
         server = Server(name, instructions="Tools of several MCP servers, named SERVER__TOOL.")
+        # Policy, consent, rate limits and audit: middleware around the calls, outermost.
+        server.add_middleware(Governance(self, resolver(server)), methods=["tools/call"])
         super().__init__(config, server, stderr=stderr, **host_options)
-        install(server, self, config, prefixed=self.host.prefixed)
 
     async def __aenter__(self) -> Gateway:
         await self.host.start()

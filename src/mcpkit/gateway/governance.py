@@ -17,7 +17,6 @@ handler to answer.
 
 from __future__ import annotations
 
-import contextvars
 import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
@@ -25,34 +24,22 @@ from typing import TYPE_CHECKING, Any, Final
 from .._errors import MCPError, MethodNotFound, MissingClientCapability
 from .._mrtr import InputRequired
 from ..host import ConsentRequest, Host
+from ..host.bridge import PARK_PREFIX, Bridge
+from ..host.governance import failure as _failure
 from ..host.governance import governed
-from .bridge import PARK_PREFIX, Bridge
 
 if TYPE_CHECKING:
     from .._middleware import Call, CallNext
     from ..context import Context
+    from ..server import Server
 
-__all__ = ["Governance", "caller_of", "note_failure"]
+__all__ = ["Governance", "caller_of", "resolver"]
 
 _CONSENT_SCHEMA: Final = {
     "type": "object",
     "properties": {"allow": {"type": "boolean", "title": "Allow this call", "default": False}},
     "required": ["allow"],
 }
-
-#: Why the upstream call failed, when the handler answered a tool error for it (a server down,
-#: a timeout): the audit line says ``error`` with it, as for the host's own calls.
-_failure: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar(
-    "mcpkit_gateway_failure", default=None
-)
-
-
-def note_failure(error: str) -> None:
-    """Tell the governing middleware (if any) that the call failed with *error*, though the caller
-    gets it as a tool error result."""
-    noted = _failure.get()
-    if noted is not None:
-        noted.append(error)
 
 
 class _Failed(MCPError):
@@ -70,9 +57,9 @@ class Governance:
     def __init__(self, link: Any, resolve: Callable[[str, Context], str | None] | None = None) -> None:
         # Read on each call: a proxy's host and bridge are made anew each time it starts serving.
         self.link = link
-        #: The host's name for a called name (a tool the server lists transformed is governed as
-        #: the tool it transforms), or None for a name the server refuses to this caller (hidden,
-        #: or renamed away): such a call passes through, to be refused and not audited.
+        #: The name to govern (the host routes a transformed tool to the tool it transforms), or
+        #: None for a name the server refuses to this caller (hidden): such a call passes
+        #: through, to be refused and not audited (as is a name renamed away: the host knows it not).
         self.resolve = resolve
 
     @property
@@ -133,6 +120,18 @@ class Governance:
         if source is None:
             raise LookupError(name)
         return self.host.tool_facts(source)
+
+
+def resolver(server: Server) -> Callable[[str, Context], str | None]:
+    """The name to govern of a tool called on *server*: None for one it refuses to this caller
+    (hidden), which passes through to be refused and is not audited."""
+
+    def resolve(name: str, ctx: Context) -> str | None:
+        if server._composed and server._is_hidden("tools", name, ctx):
+            return None
+        return name
+
+    return resolve
 
 
 def _parked(need: InputRequired) -> bool:

@@ -1,11 +1,12 @@
 """The host: one program connected to many MCP servers, serving their tools as one set, governed.
 
 :class:`Host` connects to every server of a :class:`HostConfig` (read from any host application's
-config file by :func:`load_config`), names their tools ``server__tool`` (:mod:`.naming`), routes
-each call to its server under a consent :class:`Policy` with rate limits, and writes an audit log.
-``mcpkit host`` is its shell and ``mcpkit gateway`` serves it as one MCP server (docs/host.md).
+config file by :func:`load_config`), lists and routes what they offer through a :class:`~mcpkit.Server`
+with one forwarder per server mounted under its key (tools named ``server__tool``, :mod:`.naming`),
+runs each call under a consent :class:`Policy` with rate limits, and writes an audit log.
+``mcpkit host`` is its shell and ``mcpkit gateway`` serves its server (docs/host.md).
 
-This package imports the client, never the server: it is a client of many servers.
+A composition of the client (one per server) and the server (the catalogue the servers make).
 """
 
 from ._host import Host

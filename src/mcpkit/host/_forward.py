@@ -1,26 +1,27 @@
-"""One upstream server of a :class:`~mcpkit.host.Host`, as a server: the gateway's building block.
+"""One upstream server of a :class:`~mcpkit.host.Host`, as a server: the host's building block.
 
 A :class:`Forwarder` answers tools, prompts, resources and completion for one server key of the
-host, under that server's own names; :func:`install` mounts one per key on a
-:class:`~mcpkit.Server` (under the key as namespace, so ``key__tool`` as the host names it, or
-without one for a proxy of a single server) and adds what a gateway adds on top: renames, the
-governance middleware, and resource subscriptions passed on to the servers.
+host, under that server's own names, from what the server last listed; :func:`install` mounts one
+per key on a :class:`~mcpkit.Server` (under the key as namespace, so ``key__tool``, or without one
+for a proxy of a single server) with the config's renames. The server's catalogue
+(:mod:`mcpkit.server.catalog`) does the rest: the namespacing, the listing across servers, routing
+a call by name, transforms, and passing callers' resource subscriptions on. The host lists and
+routes through it, the gateway serves it, and a proxy mounts the forwarders of its one server.
 
-What a forwarder lists is exactly the host's table for its key (:mod:`mcpkit.host.aggregate`): the
-config's ``allowTools``/``denyTools`` filters have applied, and a resource URI two servers list is
-listed by the first one only (in config order, as :meth:`~mcpkit.host.Host.conflicts` says), so the
-mounted catalogue never has two holders of one URI to tell apart.
+A forwarder lists its server's tools as the config's ``allowTools``/``denyTools`` filters leave
+them, and a resource URI two servers list only from the first in config order (the second is left
+out, as :meth:`~mcpkit.host.Host.conflicts` says), so the catalogue never has two holders of one URI.
 
-The forwarders reach the host through a *link*: any object with ``host``, ``bridge`` and
-``subscribers`` attributes (a :class:`._relay.Relay` such as the :class:`~mcpkit.gateway.Gateway`,
-or a proxy, whose relay is made anew each time it starts serving), read on every request.
+The forwarders reach the host through a *link*: any object with a ``host`` attribute (a host, a
+gateway, or a proxy, whose host is made anew each time it starts serving), read on every request.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable, Collection
+import fnmatch
+from collections.abc import Collection
 from typing import TYPE_CHECKING, Any, Protocol
 
 import msgspec
@@ -30,33 +31,36 @@ from .._compat import shape_call_result, shape_listed, shape_prompt_result, shap
 from .._connection import META_SERVER_INFO
 from .._errors import InvalidParams, MCPError, RequestTimeout, ResourceNotFound, RPCError
 from .._middleware import Call
-from ..host import Host, Unavailable
-from ..host.governance import INPUT_ROUND
-from ..host.pool import Lease
+from .._uritemplate import UriTemplate
 from ..lowlevel import LowLevelServer
 from ..session import Peer
-from .bridge import PARK_PREFIX, Bridge, CallScope
-from .governance import Governance, note_failure
+from .bridge import PARK_PREFIX, CallScope
+from .governance import INPUT_ROUND, note_failure
+from .pool import Lease
+from .upstream import Unavailable, Upstream
 
 if TYPE_CHECKING:
     from .._middleware import CallNext
     from ..context import Context
-    from ..host.model import HostConfig
     from ..server import Server
-    from .subscriptions import Subscribers
+    from ..types import Resource, Tool
+    from .model import HostConfig, ServerConfig
 
-__all__ = ["Forwarder", "Link", "install"]
+__all__ = ["Forwarder", "install", "tool_allowed"]
 
 
 class Link(Protocol):
-    """What the forwarders reach the servers through (see the module)."""
+    """What the forwarders reach the servers through (see the module): a host's parts."""
 
     @property
-    def host(self) -> Host: ...
-    @property
-    def bridge(self) -> Bridge: ...
-    @property
-    def subscribers(self) -> Subscribers: ...
+    def host(self) -> Any: ...
+
+
+def tool_allowed(config: ServerConfig, name: str) -> bool:
+    """The config's per-server filter: an allow glob (when there are any) and no deny glob."""
+    if config.allow_tools and not any(fnmatch.fnmatchcase(name, g) for g in config.allow_tools):
+        return False
+    return not any(fnmatch.fnmatchcase(name, g) for g in config.deny_tools)
 
 
 def _dump(value: Any) -> dict[str, Any]:
@@ -88,8 +92,7 @@ class Forwarder(LowLevelServer):
         super().__init__(key, max_in_flight=None)
         self.link = link
         self.key = key
-        # Own name -> the host's name, for tools and prompts; rebuilt when the host's tables are.
-        self._index: tuple[object, dict[str, str], dict[str, str]] | None = None
+        self._compiled: dict[str, UriTemplate | None] = {}
         for method, handler in (
             ("tools/list", self._list_tools),
             ("tools/call", self._call_tool),
@@ -102,42 +105,68 @@ class Forwarder(LowLevelServer):
         ):
             self.set_handler(method, handler)
 
-    def _names(self) -> tuple[dict[str, str], dict[str, str]]:
-        """This server's tools and prompts: own name -> the host's name (renames applied)."""
-        tables = self.link.host.tables
-        if self._index is None or self._index[0] is not tables:
-            key = self.key
-            tools = {
-                routed.name: exposed for exposed, (routed, _) in tables.tools.items() if routed.server == key
-            }
-            prompts = {
-                routed.name: exposed
-                for exposed, (routed, _) in tables.prompts.items()
-                if routed.server == key
-            }
-            self._index = (tables, tools, prompts)
-        return self._index[1], self._index[2]
+    @property
+    def upstream(self) -> Upstream:
+        upstream: Upstream = self.link.host.upstreams[self.key]
+        return upstream
 
-    def _unknown(self, kind: str, own: str) -> MCPError:
-        host = self.link.host
-        upstream = host.upstreams[self.key]
-        if upstream.status.state != "ready":
-            return upstream.unavailable()
-        return InvalidParams(
-            f"Unknown {kind}: {naming.exposed_name(self.key, own) if host.prefixed else own}"
+    # -- what this server lists --------------------------------------------------------------------
+
+    def tools(self) -> list[Tool]:
+        upstream = self.upstream
+        return [tool for tool in upstream.tools if tool_allowed(upstream.config, tool.name)]
+
+    def holder(self, uri: str) -> str | None:
+        """The server (config order) that lists the resource *uri* first, if any does."""
+        for key, upstream in self.link.host.upstreams.items():
+            if any(resource.uri == uri for resource in upstream.resources):
+                return str(key)
+        return None
+
+    def resources(self) -> list[Resource]:
+        """This server's resources, but those an earlier server (config order) lists too."""
+        return [r for r in self.upstream.resources if self.holder(r.uri) == self.key]
+
+    def reads(self, uri: str) -> bool:
+        """Whether *uri* is this server's: listed by it first, else one of its templates expands to it."""
+        holder = self.holder(uri)
+        if holder is not None:
+            return holder == self.key
+        return any(
+            (compiled := self._template(t.uri_template)) is not None and compiled.match(uri) is not None
+            for t in self.upstream.templates
         )
 
-    # -- tools -------------------------------------------------------------------------------------
+    def _template(self, text: str) -> UriTemplate | None:
+        if text not in self._compiled:
+            try:
+                self._compiled[text] = UriTemplate(text)
+            except ValueError:
+                self._compiled[text] = None  # listed, but reads of it are routed by exact match only
+        return self._compiled[text]
+
+    def unknown(self, kind: str, own: str) -> MCPError:
+        """Why *own* is not there: this server is down (Unavailable), or it has no such thing."""
+        upstream = self.upstream
+        if upstream.status.state != "ready":
+            return upstream.unavailable()
+        shown = naming.exposed_name(self.key, own) if self.link.host.prefixed else own
+        return InvalidParams(f"Unknown {kind}: {shown}")
 
     async def _list_tools(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
-        key, tables = self.key, self.link.host.tables
-        return {
-            "tools": [
-                shape_tool({**_dump(tool), "name": routed.name}, ctx.scope)
-                for routed, tool in tables.tools.values()
-                if routed.server == key
-            ]
-        }
+        return {"tools": [shape_tool(_dump(tool), ctx.scope) for tool in self.tools()]}
+
+    async def _list_resources(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
+        return {"resources": [shape_listed(_dump(r), ctx.scope) for r in self.resources()]}
+
+    async def _list_templates(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
+        listed = [shape_listed(_dump(t), ctx.scope) for t in self.upstream.templates]
+        return {"resourceTemplates": listed}
+
+    async def _list_prompts(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
+        return {"prompts": [shape_listed(_dump(p), ctx.scope) for p in self.upstream.prompts]}
+
+    # -- tools -------------------------------------------------------------------------------------
 
     async def _call_tool(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
         name = params.get("name")
@@ -146,16 +175,15 @@ class Forwarder(LowLevelServer):
         arguments = params.get("arguments")
         if arguments is not None and not isinstance(arguments, dict):
             raise InvalidParams("tools/call params.arguments must be an object")
-        bridge = self.link.bridge
+        bridge = self.link.host.bridge
         scope = bridge.resume(ctx)
-        exposed = self._names()[0].get(name)
         if scope is None:
-            if exposed is None:
-                problem = self._unknown("tool", name)
+            if not any(tool.name == name for tool in self.tools()):
+                problem = self.unknown("tool", name)
                 if isinstance(problem, Unavailable):  # a server that is down: say so, as a tool error
                     return {"content": [{"type": "text", "text": str(problem)}], "isError": True}
                 raise problem
-            scope = self._start_call(exposed, arguments, ctx)
+            scope = self._start_call(name, arguments, ctx)
         call = scope.call
         assert call is not None
         try:
@@ -182,13 +210,12 @@ class Forwarder(LowLevelServer):
             if isinstance(exc, RPCError):
                 raise  # the upstream's own answer, code and all
             note_failure(str(exc))
-            return {"content": [{"type": "text", "text": f"{exposed or name}: {exc}"}], "isError": True}
+            return {"content": [{"type": "text", "text": f"{name}: {exc}"}], "isError": True}
         return shape_call_result(_dump(result), ctx.scope)
 
-    def _start_call(self, exposed: str, arguments: dict[str, Any] | None, ctx: Context) -> CallScope:
-        """Start the host's call for this caller; its progress goes to whichever round is current."""
-        host, bridge = self.link.host, self.link.bridge
-        upstream = host.upstreams[self.key]
+    def _start_call(self, own: str, arguments: dict[str, Any] | None, ctx: Context) -> CallScope:
+        """Start the upstream call for this caller; its progress goes to whichever round is current."""
+        bridge, upstream = self.link.host.bridge, self.upstream
         client = upstream.client
         handshake_upstream = client is not None and client.protocol_version < "2026"
         scope = CallScope(ctx)
@@ -197,89 +224,59 @@ class Forwarder(LowLevelServer):
             await scope.ctx.report_progress(done, total, message)
 
         # A handshake-era upstream's questions name no call: a caller that can be asked gets an
-        # upstream session of its own (see .bridge and mcpkit.host.pool).
+        # upstream session of its own (see .bridge and .pool).
         # (No pool, no lease: a server reached through one given Client, which cannot be copied.)
         pooled = handshake_upstream and scope.can_be_asked and upstream.config.max_sessions > 0
         lease = _lease(scope, ctx) if pooled else None
-        guard = bridge.guard(scope) if lease is None else None
+        guard = bridge.guard(scope) if lease is None else contextlib.nullcontext
+
+        async def run() -> Any:
+            async with guard(self.key):
+                return await upstream.call(
+                    lambda c: c.call_tool(own, arguments or {}, on_progress=progress), lease
+                )
+
         with bridge.calling(scope):
-            scope.call = asyncio.ensure_future(
-                host.forward_tool(exposed, arguments, on_progress=progress, guard=guard, lease=lease)
-            )
+            scope.call = asyncio.ensure_future(run())
         return scope
 
     # -- resources ---------------------------------------------------------------------------------
-
-    async def _list_resources(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
-        key, tables = self.key, self.link.host.tables
-        listed = [
-            shape_listed(_dump(r), ctx.scope) for server, r in tables.resources.values() if server == key
-        ]
-        return {"resources": listed}
-
-    async def _list_templates(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
-        key, tables = self.key, self.link.host.tables
-        listed = [shape_listed(_dump(t), ctx.scope) for server, t, _ in tables.templates if server == key]
-        return {"resourceTemplates": listed}
 
     async def _read_resource(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
         uri = params.get("uri")
         if not isinstance(uri, str):
             raise InvalidParams("resources/read requires params.uri (a string)")
-        if not self._reads(uri):
+        if not self.reads(uri):
             raise ResourceNotFound(f"Resource not found: {uri}", {"uri": uri})
-        upstream = self.link.host.upstreams[self.key]
-        return _dump(await upstream.call(lambda client: client.read_resource(uri)))
-
-    def _reads(self, uri: str) -> bool:
-        """Whether *uri* is this server's: listed by it (first in config order), else one of its
-        templates expands to it."""
-        tables = self.link.host.tables
-        listed = tables.resources.get(uri)
-        if listed is not None:
-            return listed[0] == self.key
-        return any(
-            server == self.key and compiled is not None and compiled.match(uri) is not None
-            for server, _, compiled in tables.templates
-        )
+        return _dump(await self.upstream.call(lambda client: client.read_resource(uri)))
 
     async def _subscriptions_changed(
         self, holder: object, uris: Collection[str], wanted: bool, ends: asyncio.Event | None = None
     ) -> None:
         """The server this one is mounted on says *holder* (a caller's session, or a listen stream)
         subscribes to *uris*, or no longer: this server's are subscribed to on it, while any
-        holder wants them (:mod:`.subscriptions`); a session's go when *ends* is set."""
-        subscribers = self.link.subscribers
+        holder wants them (:class:`.subscriptions.Subscriptions`); a session's go when *ends* is set."""
+        subscriptions = self.link.host.subscriptions
         if not wanted:
-            await subscribers.remove(holder, uris)
+            await subscriptions.remove(holder, uris)
             return
-        mine = [uri for uri in uris if self._reads(uri)]
+        mine = [uri for uri in uris if self.reads(uri)]
         if mine:
             if ends is not None:
-                subscribers.until(holder, ends)  # a caller that goes unsubscribes
-            await subscribers.add(holder, mine)
+                subscriptions.until(holder, ends)  # a caller that goes unsubscribes
+            await subscriptions.add(holder, self.key, mine)
 
     # -- prompts, completion -----------------------------------------------------------------------
-
-    async def _list_prompts(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
-        key, tables = self.key, self.link.host.tables
-        return {
-            "prompts": [
-                shape_listed({**_dump(prompt), "name": routed.name}, ctx.scope)
-                for routed, prompt in tables.prompts.values()
-                if routed.server == key
-            ]
-        }
 
     async def _get_prompt(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
         name = params.get("name")
         if not isinstance(name, str):
             raise InvalidParams("prompts/get requires params.name (a string)")
-        exposed = self._names()[1].get(name)
-        if exposed is None:
-            raise self._unknown("prompt", name)
+        if not any(prompt.name == name for prompt in self.upstream.prompts):
+            raise self.unknown("prompt", name)
         arguments = params.get("arguments")
-        result = await self.link.host.get_prompt(exposed, arguments if isinstance(arguments, dict) else None)
+        chosen = arguments if isinstance(arguments, dict) else None
+        result = await self.upstream.call(lambda client: client.get_prompt(name, chosen))
         return shape_prompt_result(_dump(result), ctx.scope)
 
     async def _complete(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
@@ -290,28 +287,15 @@ class Forwarder(LowLevelServer):
         context = params.get("context")
         chosen = context.get("arguments") if isinstance(context, dict) else None
         if ref.get("type") == "ref/prompt":
-            exposed = self._names()[1].get(str(ref.get("name")))
-            if exposed is None:
+            if not any(prompt.name == ref.get("name") for prompt in self.upstream.prompts):
                 raise InvalidParams(f"Unknown prompt: {ref.get('name')}")
-            ref = {**ref, "name": exposed}
         else:
             uri = str(ref.get("uri", ""))
-            tables = self.link.host.tables
-            if not (
-                any(server == self.key and t.uri_template == uri for server, t, _ in tables.templates)
-                or self._reads(uri)
-            ):
+            if not (any(t.uri_template == uri for t in self.upstream.templates) or self.reads(uri)):
                 raise InvalidParams(f"Unknown resource template: {uri}")  # another server's, perhaps
-            return {"completion": _dump(await self._complete_here(ref, argument, chosen))}
-        completion = await self.link.host.complete(
-            ref, str(argument.get("name", "")), str(argument.get("value", "")), chosen
-        )
-        return {"completion": _dump(completion)}
-
-    async def _complete_here(self, ref: dict[str, Any], argument: dict[str, Any], chosen: Any) -> Any:
-        upstream = self.link.host.upstreams[self.key]
         name, value = str(argument.get("name", "")), str(argument.get("value", ""))
-        return await upstream.call(lambda client: client.complete(ref, name, value, chosen))
+        completion = await self.upstream.call(lambda client: client.complete(ref, name, value, chosen))
+        return {"completion": _dump(completion)}
 
 
 def _lease(scope: CallScope, ctx: Context) -> Lease:
@@ -326,13 +310,13 @@ def _lease(scope: CallScope, ctx: Context) -> Lease:
 
 
 def install(server: Server, link: Link, config: HostConfig, *, prefixed: bool = True) -> list[Forwarder]:
-    """Mount a :class:`Forwarder` per server of *config* on *server*, and add the gateway's parts.
+    """Mount a :class:`Forwarder` per server of *config* on *server*, with the config's renames.
 
     - *prefixed*: each under its key as namespace (``key__tool``); else (one server) names kept;
     - the config's ``rename`` map: a tool by :meth:`~mcpkit.Server.transform_tool`, a prompt by a
-      small middleware (transforms are for tools);
-    - policy, consent, rate limits and audit: :class:`~.governance.Governance`, outermost.
+      small middleware (transforms are for tools).
 
+    Middleware added to *server* before this runs around the renames (the gateway's governance).
     A caller's resource subscriptions (``resources/subscribe``, or a ``subscriptions/listen``
     stream's) reach the forwarders as they reach any mounted server, and are made on the server
     that has the URI (:meth:`Forwarder._subscriptions_changed`).
@@ -340,8 +324,6 @@ def install(server: Server, link: Link, config: HostConfig, *, prefixed: bool = 
     forwarders = [Forwarder(link, key) for key in config.servers]
     for forwarder in forwarders:
         server.mount(forwarder, namespace=forwarder.key if prefixed else None)
-    # Policy, consent, rate limits and audit: middleware around the calls, outermost (.governance).
-    server.add_middleware(Governance(link, _resolver(server)), methods=["tools/call"])
     for old, new in config.rename.items():
         with contextlib.suppress(ValueError):  # two renames to one name: the host keeps the first
             server.transform_tool(old, name=new)
@@ -350,22 +332,6 @@ def install(server: Server, link: Link, config: HostConfig, *, prefixed: bool = 
             _PromptRenames(config.rename), methods=["prompts/list", "prompts/get", "completion/complete"]
         )
     return forwarders
-
-
-def _resolver(server: Server) -> Callable[[str, Context], str | None]:
-    """The host's name for a tool called on *server* (see :class:`~.governance.Governance`)."""
-
-    def resolve(name: str, ctx: Context) -> str | None:
-        if not server._composed:
-            return name
-        if server._is_hidden("tools", name, ctx):
-            return None  # refused as unknown by the server: not a call to govern
-        transform = server._tool_transforms.get(name)
-        if transform is not None and transform.name != name:
-            return None  # listed and called under its new name only
-        return server._untransformed(name)
-
-    return resolve
 
 
 class _PromptRenames:

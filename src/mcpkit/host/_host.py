@@ -8,9 +8,11 @@
         result = await host.call_tool("weather__get_weather", {"location": "Paris"})
 
 Every server connects concurrently with a :class:`~mcpkit.Client` of its own (:mod:`.upstream`); a
-slow or dead one holds up neither the start nor the others' calls. A tool call goes: consent policy
-(``deny`` answers a refusal, ``ask`` puts the question to the ``ask`` callback), rate limits, then
-the server; the audit log gets a line whatever happened.
+slow or dead one holds up neither the start nor the others' calls. What they offer is listed,
+named and routed by a :class:`~mcpkit.Server` (``host.server``) with one forwarder per server mounted
+under its key (:mod:`._forward`): the server catalogue's rules, which the gateway serves as they are.
+A tool call goes: consent policy (``deny`` answers a refusal, ``ask`` puts the question to the
+``ask`` callback), rate limits, then the server; the audit log gets a line whatever happened.
 """
 
 from __future__ import annotations
@@ -18,13 +20,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, Self, cast
+from typing import Any, NamedTuple, Self, cast
 
 import msgspec
 
-from .. import _naming as naming
 from .._errors import InvalidParams, MCPError, ResourceNotFound
+from ..client import Client
 from ..client.exchange import ProgressCallback
+from ..server import Server
 from ..types import (
     CallToolResult,
     Completion,
@@ -35,23 +38,23 @@ from ..types import (
     ResourceTemplate,
     Tool,
 )
-from . import aggregate
+from ._forward import Forwarder, install
 from .audit import AuditLog, default_audit_path
-from .governance import (
-    AskCallback,
-    ConsentRequest,
-    Guard,
-    RootsCallback,
-    ServerRequestCallback,
-    governed,
-)
+from .bridge import Bridge
+from .governance import AskCallback, ConsentRequest, RootsCallback, ServerRequestCallback, governed
 from .model import DEFAULT_REDACT, HostConfig
-from .pool import Lease
 from .restarts import MAX_RESTARTS
 from .subscriptions import Subscriptions
 from .upstream import ClientFactory, ServerStatus, Upstream, UpstreamHooks
 
-__all__ = ["Host"]
+__all__ = ["Host", "Routed"]
+
+
+class Routed(NamedTuple):
+    """Where a host tool name leads: the server's key and its own name for the tool."""
+
+    server: str
+    name: str
 
 
 class Host:
@@ -81,6 +84,11 @@ class Host:
         client_factory: ``fn(config, options) -> Client`` making each connection to a server from
             the host's keyword arguments for :class:`~mcpkit.Client` (default: ``Client(config.target,
             **options)``); a proxy adds its caller's options, or hands over a ``Client`` of its own.
+        server: the server to mount the forwarders on (default: a plain one of the host's own);
+            the gateway's, which it serves.
+        mounted: *server* has forwarders of this host's servers already (a proxy's, mounted once
+            for all its runs): they are not mounted again, and the host lists nothing itself.
+        bridge: relays the servers' questions to the callers of *server* (:mod:`.bridge`).
     """
 
     def __init__(
@@ -101,6 +109,9 @@ class Host:
         stderr: Any = None,
         prefixed: bool = True,
         client_factory: ClientFactory | None = None,
+        server: Server | None = None,
+        mounted: bool = False,
+        bridge: Bridge | None = None,
     ) -> None:
         self.config = config
         self.prefixed = prefixed
@@ -132,9 +143,27 @@ class Host:
             )
             for key, server in config.servers.items()
         }
-        self._tables = aggregate.Tables()
+        self.bridge = bridge if bridge is not None else Bridge(config.roots)
+        self.subscriptions = Subscriptions(self.upstreams)
+        self.server = server if server is not None else Server("mcpkit-host")
+        if not mounted:
+            install(self.server, self, config, prefixed=prefixed)
+        self._view: Client | None = None  # the host's own in-process client of its server
+        self._listed: dict[str, list[Any]] = {}
         self._published: dict[str, Any] = {}
-        self._subscriptions = Subscriptions(self.upstreams)
+        self._relisting: asyncio.Lock | None = None
+        self._background: set[asyncio.Task[None]] = set()
+        self._lists_only = mounted
+
+    @property
+    def forwarders(self) -> list[Forwarder]:
+        """The server's forwarders, one per configured server (config order)."""
+        return [m.server for m in self.server._mounts if isinstance(m.server, Forwarder)]
+
+    @property
+    def host(self) -> Host:
+        """The host itself: what its forwarders read (a proxy's read the host of its current run)."""
+        return self
 
     # -- lifecycle ---------------------------------------------------------------------------------
 
@@ -155,11 +184,21 @@ class Host:
             _, pending = await asyncio.wait(firsts, timeout=self.connect_timeout)
             for wait in pending:
                 wait.cancel()
-        self._rebuild()
+        self._published = self._fingerprint()
+        if not self._lists_only:
+            self._view = Client(self.server)
+            await self._view.connect()
+            await self._relist()
 
     async def aclose(self) -> None:
         """Close every connection (stdio servers get EOF, then SIGTERM, then SIGKILL)."""
-        self._subscriptions.close()
+        self.subscriptions.close()
+        for task in self._background:
+            task.cancel()
+        view, self._view = self._view, None
+        if view is not None:
+            with contextlib.suppress(Exception):
+                await view.aclose()
         await asyncio.gather(*(u.aclose() for u in self.upstreams.values()), return_exceptions=True)
         self.audit.close()
 
@@ -220,79 +259,125 @@ class Host:
             await self.on_notification(key, method, params)
 
     def _lists_changed(self, key: str) -> None:
-        self._rebuild()
-        self._subscriptions.reconnected(key)
-
-    def _rebuild(self) -> None:
-        live = [(u.config, u) for u in self.upstreams.values()]
-        self._tables = aggregate.build(live, self.config.rename, prefixed=self.prefixed)
-        published = {
-            "tools": list(self._tables.tools),
-            "prompts": list(self._tables.prompts),
-            "resources": (
-                list(self._tables.resources),
-                [t.uri_template for _, t, _ in self._tables.templates],
-            ),
-        }
-        for kind, value in published.items():
-            if self._published and self._published.get(kind) != value and self.on_change is not None:
-                self.on_change(kind)
+        self.subscriptions.reconnected(key)
+        if not self._published:
+            return  # start() reads the lists once the servers are up
+        published = self._fingerprint()
+        changed = [kind for kind, value in published.items() if self._published.get(kind) != value]
         self._published = published
+        if self._view is None:
+            self._tell(changed)
+            return
+        task = asyncio.ensure_future(self._relist(changed))
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
 
-    # -- the aggregate -----------------------------------------------------------------------------
+    def _fingerprint(self) -> dict[str, Any]:
+        """What the servers list now, by name: a change of it is a change of the host's lists."""
+        ups = self.upstreams.values()
+        return {
+            "tools": [(u.config.key, t.name) for u in ups for t in u.tools],
+            "prompts": [(u.config.key, p.name) for u in ups for p in u.prompts],
+            "resources": [(u.config.key, r.uri) for u in ups for r in u.resources]
+            + [(u.config.key, t.uri_template) for u in ups for t in u.templates],
+        }
+
+    async def _relist(self, changed: Sequence[str] = ()) -> None:
+        """Read the host's lists again through its server (one reading at a time), then tell."""
+        view = self._view
+        if self._relisting is None:
+            self._relisting = asyncio.Lock()
+        async with self._relisting:
+            if view is None:
+                return
+            for kind, fetch in (
+                ("tools", view.list_tools),
+                ("prompts", view.list_prompts),
+                ("resources", view.list_resources),
+                ("templates", view.list_resource_templates),
+            ):
+                try:
+                    self._listed[kind] = list(await fetch())
+                except MCPError:
+                    self._listed[kind] = []
+        self._tell(changed)
+
+    def _tell(self, changed: Sequence[str]) -> None:
+        if self.on_change is not None:
+            for kind in changed:
+                self.on_change(kind)
+
+    # -- the aggregate: the server's lists, read through it ----------------------------------------
 
     def tools(self) -> list[Tool]:
         """Every tool of every connected server, under the host's names (config order)."""
-        return [tool for _, tool in self._tables.tools.values()]
+        return list(self._listed.get("tools", ()))
 
     def prompts(self) -> list[Prompt]:
-        return [prompt for _, prompt in self._tables.prompts.values()]
+        return list(self._listed.get("prompts", ()))
 
     def resources(self) -> list[Resource]:
-        return [resource for _, resource in self._tables.resources.values()]
+        return list(self._listed.get("resources", ()))
 
     def resource_templates(self) -> list[ResourceTemplate]:
-        return [template for _, template, _ in self._tables.templates]
-
-    @property
-    def tables(self) -> aggregate.Tables:
-        """The current tables (a new object each time a server's lists change): what each name
-        stands for. The gateway's forwarders list and route from them."""
-        return self._tables
+        return list(self._listed.get("templates", ()))
 
     def conflicts(self) -> list[str]:
-        """Names left out because another server's item took them first."""
-        return list(self._tables.conflicts)
+        """Resources left out because another server (earlier in config order) lists their URI."""
+        return [
+            f"resource {r.uri!r} of {f.key!r} left out: {holder!r} has it"
+            for f in self.forwarders
+            for r in f.upstream.resources
+            if (holder := f.holder(r.uri)) != f.key
+        ]
 
-    def _unknown(self, kind: str, name: str) -> MCPError:
-        """Why *name* is not there: its server is down (Unavailable), or there is no such thing."""
-        if self.prefixed:
-            parts = naming.split(name)
-            upstream = self.upstreams.get(parts[0]) if parts is not None else None
-        else:  # unprefixed names say nothing of their server: a lone server is the one meant
-            lone = list(self.upstreams.values())
-            upstream = lone[0] if len(lone) == 1 else None
-        if upstream is not None and upstream.status.state != "ready":
-            return upstream.unavailable()
-        return InvalidParams(f"Unknown {kind}: {name}")
+    def _origin(self, name: str, kind: str = "tool") -> tuple[Forwarder, str] | None:
+        """The forwarder and its server's own name a host tool (or prompt) name leads to, by the
+        server's routing: transforms undone, a name renamed away leading nowhere."""
+        server = self.server
+        if kind == "tool":
+            transform = server._tool_transforms.get(name)
+            if transform is not None and transform.name != name:
+                return None  # listed and called under its new name only
+            name = server._untransformed(name)
+        else:
+            if name in self.config.rename:
+                return None
+            name = {new: old for old, new in self.config.rename.items()}.get(name, name)
+        found = server._route(name)
+        if found is None or not isinstance(found[0].server, Forwarder):
+            return None
+        return found[0].server, found[1]
 
     def decision(self, name: str) -> tuple[str, str]:
         """What the policy says of a call to the host tool *name* (``allow``/``deny``/``ask``), and
         which rule says it; before any call, so a shell or a listing can show it."""
-        routed, tool = self._tables.tools[name] if name in self._tables.tools else (self.route(name), None)
-        hints = msgspec.to_builtins(tool.annotations) if tool is not None and tool.annotations else {}
+        routed, hints = self.tool_facts(name)
         return self.config.policy.decide(routed.server, routed.name, hints)
 
-    def route(self, name: str) -> aggregate.Routed:
+    def route(self, name: str) -> Routed:
         """Which server and which of its tools a host tool name stands for.
 
         Raises:
             InvalidParams: no such tool (-32602, as a server answers an unknown tool).
         """
-        found = self._tables.tools.get(name)
-        if found is None:
-            raise self._unknown("tool", name)
-        return found[0]
+        return self.tool_facts(name)[0]
+
+    def tool_facts(self, name: str) -> tuple[Routed, dict[str, Any]]:
+        """Where the host tool *name* leads, and its annotations (what the policy reads).
+
+        Raises:
+            InvalidParams: no such tool; Unavailable: its server is not connected.
+        """
+        origin = self._origin(name)
+        if origin is None:
+            raise InvalidParams(f"Unknown tool: {name}")
+        forwarder, own = origin
+        tool = next((t for t in forwarder.tools() if t.name == own), None)
+        if tool is None:
+            raise forwarder.unknown("tool", own)
+        annotations = msgspec.to_builtins(tool.annotations) if tool.annotations is not None else {}
+        return Routed(forwarder.key, own), annotations
 
     # -- calls -------------------------------------------------------------------------------------
 
@@ -305,15 +390,11 @@ class Host:
         ask: AskCallback | None = None,
         on_progress: ProgressCallback | None = None,
         timeout: float | None = None,
-        guard: Guard | None = None,
-        lease: Lease | None = None,
     ) -> CallToolResult:
         """Call a host tool: the policy decides, the rate limits apply, the server answers.
 
         A refusal (denied, not confirmed, rate limited) is a tool error result saying why, so that
-        the model reads it. *ask* overrides the host's consent callback for this call; *guard* is
-        entered around the server's part of the call only (the gateway counts calls there); with a
-        *lease* the call runs on a session of the lease's owner (:mod:`.pool`), not the shared one.
+        the model reads it. *ask* overrides the host's consent callback for this call.
 
         Raises:
             InvalidParams: no tool of that name.
@@ -323,54 +404,22 @@ class Host:
         routed, annotations = self.tool_facts(name)
         arguments = arguments or {}
         request = ConsentRequest(routed.server, routed.name, name, arguments, annotations, "")
-        return cast(
-            "CallToolResult",
-            await governed(
-                self.config.policy,
-                self.audit,
-                request,
-                caller or self.caller,
-                ask or self.ask,
-                lambda: self.forward_tool(
-                    name, arguments, timeout=timeout, on_progress=on_progress, guard=guard, lease=lease
-                ),
-            ),
-        )
-
-    def tool_facts(self, name: str) -> tuple[aggregate.Routed, dict[str, Any]]:
-        """Where the host tool *name* leads, and its annotations (what the policy reads).
-
-        Raises:
-            InvalidParams: no such tool; Unavailable: its server is not connected.
-        """
-        found = self._tables.tools.get(name)
-        if found is None:
-            raise self._unknown("tool", name)
-        routed, tool = found
-        annotations = msgspec.to_builtins(tool.annotations) if tool.annotations is not None else {}
-        return routed, annotations
-
-    async def forward_tool(
-        self,
-        name: str,
-        arguments: dict[str, Any] | None = None,
-        *,
-        timeout: float | None = None,
-        on_progress: ProgressCallback | None = None,
-        guard: Guard | None = None,
-        lease: Lease | None = None,
-    ) -> CallToolResult:
-        """Call a host tool on its server with no policy, limits or audit: :meth:`call_tool`'s
-        last step, and what a gateway calls once its own middleware has governed the call."""
-        routed, _ = self.tool_facts(name)
         upstream = self.upstreams[routed.server]
-        async with guard(routed.server) if guard is not None else contextlib.nullcontext():
+
+        async def run() -> CallToolResult:
             return await upstream.call(
                 lambda client: client.call_tool(
-                    routed.name, arguments or {}, timeout=timeout, on_progress=on_progress
-                ),
-                lease,
+                    routed.name, arguments, timeout=timeout, on_progress=on_progress
+                )
             )
+
+        result = await governed(
+            self.config.policy, self.audit, request, caller or self.caller, ask or self.ask, run
+        )
+        return cast("CallToolResult", result)
+
+    def _reader(self, uri: str) -> Forwarder | None:
+        return next((f for f in self.forwarders if f.reads(uri)), None)
 
     async def read_resource(self, uri: str) -> ReadResourceResult:
         """Read a resource from the server that lists it (or whose template matches it).
@@ -378,52 +427,56 @@ class Host:
         Raises:
             ResourceNotFound: no server offers *uri*.
         """
-        server = self._tables.server_for_uri(uri)
-        if server is None:
+        reader = self._reader(uri)
+        if reader is None:
             raise ResourceNotFound(f"Resource not found: {uri}", {"uri": uri})
-        return await self.upstreams[server].call(lambda client: client.read_resource(uri))
+        return await reader.upstream.call(lambda client: client.read_resource(uri))
 
     async def get_prompt(self, name: str, arguments: dict[str, str] | None = None) -> GetPromptResult:
-        found = self._tables.prompts.get(name)
-        if found is None:
-            raise self._unknown("prompt", name)
-        routed = found[0]
-        return await self.upstreams[routed.server].call(
-            lambda client: client.get_prompt(routed.name, arguments)
-        )
+        origin = self._origin(name, "prompt")
+        if origin is None:
+            raise InvalidParams(f"Unknown prompt: {name}")
+        forwarder, own = origin
+        if not any(prompt.name == own for prompt in forwarder.upstream.prompts):
+            raise forwarder.unknown("prompt", own)
+        return await forwarder.upstream.call(lambda client: client.get_prompt(own, arguments))
 
     async def complete(
         self, ref: dict[str, str], argument: str, value: str, context: dict[str, str] | None = None
     ) -> Completion:
         """Completion for a host prompt (``ref/prompt`` with the host's name) or resource template."""
         if ref.get("type") == "ref/prompt":
-            found = self._tables.prompts.get(ref.get("name", ""))
-            if found is None:
+            origin = self._origin(ref.get("name", ""), "prompt")
+            if origin is None:
                 raise InvalidParams(f"Unknown prompt: {ref.get('name')}")
-            server, ref = found[0].server, {**ref, "name": found[0].name}
+            forwarder, ref = origin[0], {**ref, "name": origin[1]}
         else:
             uri = ref.get("uri", "")
-            owners = [key for key, template, _ in self._tables.templates if template.uri_template == uri]
-            server = owners[0] if owners else self._tables.server_for_uri(uri) or ""
-            if not server:
+            owners = [f for f in self.forwarders if any(t.uri_template == uri for t in f.upstream.templates)]
+            found = owners[0] if owners else self._reader(uri)
+            if found is None:
                 raise InvalidParams(f"Unknown resource template: {uri}")
+            forwarder = found
         chosen = ref
-        return await self.upstreams[server].call(
-            lambda client: client.complete(chosen, argument, value, context)
-        )
+        return await forwarder.upstream.call(lambda client: client.complete(chosen, argument, value, context))
 
     async def subscribe(self, uri: str) -> bool:
         """Subscribe to *uri* on its server (handshake-era servers that offer it); False otherwise.
         A server that reconnects is subscribed again."""
-        server = self._tables.server_for_uri(uri)
-        return server is not None and await self._subscriptions.subscribe(uri, server)
+        reader = self._reader(uri)
+        if reader is None:
+            return False
+        await self.subscriptions.add(self, reader.key, [uri])
+        return uri in self.subscriptions.subscribed
 
     async def unsubscribe(self, uri: str) -> bool:
-        """Undo :meth:`subscribe` of *uri* on the server it was made on; False if there was none
-        (or the server is not connected: the subscription went with its connection)."""
-        return await self._subscriptions.unsubscribe(uri)
+        """Undo :meth:`subscribe` of *uri*; False if there was none (or the server is not connected:
+        the subscription went with its connection)."""
+        had = uri in self.subscriptions.subscribed
+        await self.subscriptions.remove(self, [uri])
+        return had and uri not in self.subscriptions.subscribed
 
     @property
     def subscribed(self) -> dict[str, str]:
-        """The URIs :meth:`subscribe` subscribed to, and on which server."""
-        return self._subscriptions.subscribed
+        """The URIs subscribed to on the servers (by the host or its server's callers), and where."""
+        return self.subscriptions.subscribed

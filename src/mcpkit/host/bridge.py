@@ -9,7 +9,7 @@ whose call caused it:
 - a handshake-era upstream sends a request of its own, which the client reads in its reader task,
   unrelated on the wire to any call. So a call to such a server from a caller that can be asked
   runs on an upstream session of that caller's own, from the server's pool
-  (:mod:`mcpkit.host.pool`), one call at a time per session: the session's holder is the call, and
+  (:mod:`.pool`), one call at a time per session: the session's holder is the call, and
   its questions go there. Calls from callers that cannot be asked share the server's one session;
   a request that arrives there (or on a pooled session between calls) has no caller and is refused
   (``roots/list`` gets the config's roots), so one caller's question never reaches another.
@@ -37,7 +37,7 @@ import msgspec
 from .._errors import MethodNotFound
 from .._mrtr import InputRequired
 from ..context import Context
-from ..host.pool import holder
+from .pool import holder
 
 __all__ = ["PARK_PREFIX", "Bridge", "CallScope", "Parked"]
 

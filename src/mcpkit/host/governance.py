@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -34,11 +35,26 @@ __all__ = [
     "ServerRequestCallback",
     "admit",
     "governed",
+    "note_failure",
     "refusal_result",
 ]
 
 #: The message a call is cancelled with when it ends for an ``input_required`` round (audit outcome).
 INPUT_ROUND = "input-required"
+
+#: Why the upstream call failed, when the forwarder answered a tool error for it (a server down, a
+#: timeout): the governing middleware's audit line says ``error`` with it, as for the host's calls.
+failure: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar(
+    "mcpkit_call_failure", default=None
+)
+
+
+def note_failure(error: str) -> None:
+    """Tell the governing middleware (if any) that the call failed with *error*, though the caller
+    gets it as a tool error result."""
+    noted = failure.get()
+    if noted is not None:
+        noted.append(error)
 
 
 @dataclass(frozen=True)
