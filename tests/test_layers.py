@@ -77,10 +77,11 @@ LAYERS: Final[list[tuple[float, str, tuple[str, ...]]]] = [
     ),
     (2, "transports", ("transports", "transports.*")),
     # Parts with one seam each, above the wire: serving one server from many processes, and
-    # OpenTelemetry. The runtime never imports them; a transport reaches them only through the
-    # objects it is handed.
-    (2, "fleet", ("fleet", "fleet.*")),
-    (2, "telemetry", ("telemetry",)),
+    # OpenTelemetry. Neither the runtime nor a transport imports them: the HTTP app is handed them
+    # as objects keeping the contracts it declares (transports.http.server.seams), by the API
+    # layer that builds it.
+    (2.5, "fleet", ("fleet", "fleet.*")),
+    (2.5, "telemetry", ("telemetry",)),
     (2.5, "extensions", ("skills", "skills.*")),
     (3, "APIs", ("lowlevel", "_changes", "_entry", "server", "server.*", "client", "client.*")),
     (3, "APIs", ("middleware", "middleware.*")),  # the built-in middleware, beside the server
@@ -353,7 +354,15 @@ def test_no_import_cycles() -> None:
 
 @pytest.mark.parametrize(
     ("module", "layer"),
-    [("mcpkit._jsonrpc", 0), ("mcpkit._transport", 0), ("mcpkit.transports.stdio", 2), ("mcpkit", 4)],
+    [
+        ("mcpkit._jsonrpc", 0),
+        ("mcpkit._transport", 0),
+        ("mcpkit.transports.stdio", 2),
+        ("mcpkit.transports.http.server.seams", 2),
+        ("mcpkit.fleet.sessions", 2.5),
+        ("mcpkit.telemetry", 2.5),
+        ("mcpkit", 4),
+    ],
 )
 def test_the_table_places_modules(module: str, layer: float) -> None:
     found = _layer(module)

@@ -5,8 +5,8 @@ URL ... If it fails with an HTTP 4xx status code (e.g., 405 Method Not Allowed o
 issue a GET request to the server URL, expecting that this will open an SSE stream and return an
 ``endpoint`` event as the first event." (2025-03-26, basic/transports, backwards compatibility)
 
-Everything the server says arrives on that one stream; the client POSTs each message to the endpoint.
-No event or line of it is held past ``max_message_bytes`` (see :mod:`._bounded`): one larger ends
+Everything the server says arrives on that one stream; the client POSTs each message to the endpoint,
+on the same kept-alive connections as Streamable HTTP (:mod:`._requests`). No event or line of it is held past ``max_message_bytes`` (see :mod:`._bounded`): one larger ends
 the stream, and with it this transport (logged), for nothing else can carry the server's messages.
 """
 
@@ -16,14 +16,16 @@ import asyncio
 import contextlib
 import json
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin
-
-import httpx
 
 from ...._errors import ConnectionClosed, TransportError
 from ...stdio import DEFAULT_MAX_MESSAGE_BYTES
 from ._bounded import ACCEPT_ENCODING, read_body, sse_events
+from ._requests import Requests, merged_headers
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = ["SSEClientTransport"]
 
@@ -45,11 +47,11 @@ class SSEClientTransport:
         self.url = url
         self.endpoint_timeout = endpoint_timeout
         self.max_message_bytes = max_message_bytes
-        self._http = httpx.AsyncClient(
-            headers={"Accept-Encoding": ACCEPT_ENCODING, **(headers or {})},
-            timeout=httpx.Timeout(None, connect=10.0),
-            auth=auth,
-        )
+        given = merged_headers(headers, {"Accept-Encoding": ACCEPT_ENCODING, "User-Agent": "mcpkit"})
+        given = {k: v for k, v in given.items() if k.lower() not in ("accept", "content-type")}
+        self._requests = Requests(url, given, auth=auth, max_body=max_message_bytes)
+        # What ends the stream's reading.
+        self._ended_by: tuple[type[BaseException], ...] = (*self._requests.errors, ConnectionClosed)
         self._inbox: asyncio.Queue[bytes | None] = asyncio.Queue()
         self._endpoint: asyncio.Future[str] = asyncio.get_running_loop().create_future()
         self._stream: asyncio.Task[None] | None = None
@@ -66,7 +68,8 @@ class SSEClientTransport:
 
     async def _listen(self) -> None:
         try:
-            async with self._http.stream("GET", self.url, headers={"Accept": "text/event-stream"}) as reply:
+            reply = await self._requests.open("GET", {"Accept": "text/event-stream"}, keep=False)
+            try:
                 if reply.status_code != 200:
                     raise ConnectionClosed(f"HTTP {reply.status_code} from {self.url}")
                 async for event in sse_events(reply, self.max_message_bytes):
@@ -75,7 +78,9 @@ class SSEClientTransport:
                         self._endpoint.set_result(urljoin(self.url, endpoint))
                     elif event.kind == "message" and event.data:
                         self._inbox.put_nowait(event.data)
-        except (httpx.HTTPError, ConnectionClosed) as exc:
+            finally:
+                await reply.aclose()
+        except self._ended_by as exc:
             if not self._endpoint.done():
                 self._endpoint.set_exception(ConnectionClosed(str(exc)))
         except TransportError as exc:  # too large (MessageTooLarge), or undecodable
@@ -95,11 +100,16 @@ class SSEClientTransport:
     async def send(self, message: bytes) -> None:
         if self._closed:
             raise ConnectionClosed("the HTTP+SSE transport is closed")
-        async with self._http.stream(
-            "POST", await self._endpoint, content=message, headers={"Content-Type": "application/json"}
-        ) as reply:
-            # Nothing of the body is used ("Accepted"), but read, bounded, the connection is kept.
-            await read_body(reply, self.max_message_bytes)
+        endpoint = await self._endpoint
+        try:
+            reply = await self._requests.open("POST", {"Content-Type": "application/json"}, message, endpoint)
+            try:
+                # Nothing of the body is used ("Accepted"), but read, bounded, the connection is kept.
+                await read_body(reply, self.max_message_bytes)
+            finally:
+                await reply.aclose()
+        except self._requests.errors as exc:
+            raise ConnectionClosed(f"HTTP request to {endpoint} failed: {type(exc).__name__}: {exc}") from exc
         if reply.status_code >= 400:
             data: dict[str, Any] = json.loads(message)
             if "id" in data and "method" in data:  # the request will never be answered: say so
@@ -117,5 +127,5 @@ class SSEClientTransport:
             self._stream.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await self._stream
-        await self._http.aclose()
+        await self._requests.aclose()
         self._inbox.put_nowait(None)

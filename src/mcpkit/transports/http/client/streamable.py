@@ -1,16 +1,14 @@
 """Streamable HTTP, client side, as a message stream the session layer already understands.
 
-Each message the client sends becomes its own POST (in a task of its own, so requests overlap); what
-comes back, a JSON body or the events of an SSE stream, is queued for :meth:`receive` exactly as if
-it had arrived on stdio. The session above therefore needs no HTTP knowledge:
+Each message the client sends becomes its own POST, each on a kept-alive connection of its own
+(:mod:`._pool`), so requests overlap; what comes back, a JSON body or the events of an SSE stream, is
+read as it arrives (:class:`~._answer.PostAnswer`) and handed to the session exactly as if it had
+arrived on stdio. The session above therefore needs no HTTP knowledge:
 
 * the standard headers (``MCP-Protocol-Version``, ``Mcp-Method``, ``Mcp-Name``) are taken from the
   message itself, with the ``=?base64?...?=`` form for values that are not plain ASCII;
-* every POST that carries a request answers that request: an error body counts whatever its id (a
-  legacy server refusing the ``server/discover`` probe may give it a null id or one of its own), and
-  a body that is not JSON-RPC (a legacy server's 404 page, an empty 400) becomes a JSON-RPC error
-  with ``data["httpStatus"]``, so the era probe sees "any other error" and falls back to ``initialize``
-  at once instead of waiting for an answer that will never come;
+* an answer that is an error, or no JSON-RPC at all, answers the request its POST carried (see
+  :mod:`._answer`);
 * in the handshake era the ``Mcp-Session-Id`` the server assigns is sent back on every later POST, and
   closing ends the session with DELETE;
 * in a session, what is sent after ``notifications/initialized`` waits until the server has answered
@@ -19,6 +17,12 @@ it had arrived on stdio. The session above therefore needs no HTTP knowledge:
   stream, is closed with its connection, so the server sees the disconnect. In 2026-07-28 that is the
   whole cancellation ("closing the SSE response stream is itself the cancellation signal") and
   ``notifications/cancelled`` is not sent; a handshake session gets the notification as well.
+
+The hot path, a request with an idle connection at hand and no auth flow, is written in one write
+from the sender's own call (:meth:`HTTPClientTransport.send_nowait`), and its answer goes to the
+session from the socket's callback (:meth:`HTTPClientTransport.listen`): no task, no future, no
+context manager of the transport's per call. Everything else (a connection to open, an auth flow,
+the session's stream, a resumed stream) takes a task and the awaiting path (:mod:`._requests`).
 """
 
 from __future__ import annotations
@@ -27,40 +31,40 @@ import asyncio
 import contextlib
 import json
 import logging
-from typing import Any
+from collections.abc import Callable, Coroutine
+from typing import TYPE_CHECKING, Any
 
-import httpx
+import msgspec
 
 from ...._errors import ConnectionClosed, TransportError
 from ...._headers import encode_header_value, header_value_of, value_at
 from ...._methods import mcp_name_field
 from ...stdio import DEFAULT_MAX_MESSAGE_BYTES
-from ._asyncio_http import POOL_IS_HTTPX_ONLY_STATE, AsyncioTransport
-from ._bounded import ACCEPT_ENCODING, SSEEvent, read_body, sse_events
+from ._answer import PostAnswer, StreamState
+from ._bounded import ACCEPT_ENCODING, Answer, SSEEvent, sse_events
+from ._pool import request_bytes
 from ._reopen import SESSION_LOST, STREAM_REOPENED, Backoff, notice, retry_after, worth_retrying
+from ._requests import Requests, merged_headers
+from ._wire import Connection
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = ["HTTPClientTransport"]
 
 logger = logging.getLogger("mcpkit.client")
 
-
-class _StreamState:
-    """What a client knows of one response stream: where it got to, and whether it is answered."""
-
-    __slots__ = ("answered", "last_event_id", "retry_ms")
-
-    def __init__(self) -> None:
-        self.last_event_id: str | None = None
-        self.retry_ms: int | None = None
-        self.answered = False
+_decode = msgspec.json.decode
+_SSE_ONLY = {"Accept": "text/event-stream"}
 
 
 class HTTPClientTransport:
     """Talks to the MCP endpoint at *url*, authorizing requests with *auth* if given.
 
     No answer, event or line the server sends is held past *max_message_bytes* (see
-    :mod:`._bounded`): a request whose answer is larger fails with an error naming the limit, and a
+    :mod:`._answer`): a request whose answer is larger fails with an error naming the limit, and a
     session stream that sends one is dropped (logged); the transport goes on serving either way.
+    *timeout* bounds each wait for the server's bytes (none by default: the session times requests).
     """
 
     def __init__(
@@ -74,17 +78,16 @@ class HTTPClientTransport:
     ) -> None:
         self.url = url
         self.max_message_bytes = max_message_bytes
-        # *auth* (an OAuth flow, say) is httpx's business: every request goes through it. Plain
-        # HTTP without it (a local server) goes over asyncio's own streams (see :mod:`._asyncio_http`).
-        plain = auth is None and url.startswith("http://") and POOL_IS_HTTPX_ONLY_STATE
-        self._http = httpx.AsyncClient(
-            headers={"Accept-Encoding": ACCEPT_ENCODING, **(headers or {})},
-            timeout=httpx.Timeout(timeout, connect=10.0),
-            auth=auth,
-            transport=AsyncioTransport() if plain else None,
-        )
+        given = merged_headers(headers, {"Accept-Encoding": ACCEPT_ENCODING, "User-Agent": "mcpkit"})
+        # Every POST sets these two itself, over anything given.
+        given = {k: v for k, v in given.items() if k.lower() not in ("accept", "content-type")}
+        self._requests = Requests(url, given, auth=auth, timeout=timeout, max_body=max_message_bytes)
+        self._pool = self._requests.pool
+        self._target = self._requests.origin.target
         self._inbox: asyncio.Queue[bytes | None] = asyncio.Queue()
-        self._posts: dict[Any, asyncio.Task[None]] = {}
+        self._receiving = False  # receive() waits with nothing left to read: answers may skip it
+        self._take: Callable[[bytes], bool] | None = None
+        self._posts: dict[Any, PostAnswer] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self.session_id: str | None = None
         #: Per tool, the ``x-mcp-header`` parameters to mirror (the client fills it from tools/list).
@@ -101,40 +104,86 @@ class HTTPClientTransport:
         self._listening: asyncio.Future[None] | None = None
         self._closed = False
 
+    # -- the session's side ------------------------------------------------------------------------
+
     async def receive(self) -> bytes:
-        message = await self._inbox.get()
+        inbox = self._inbox
+        if inbox.empty():
+            self._receiving = True
+            try:
+                message = await inbox.get()
+            finally:
+                self._receiving = False
+        else:
+            message = inbox.get_nowait()
         if message is None:
+            self._inbox.put_nowait(None)
             raise EOFError
         return message
+
+    def listen(self, take: Callable[[bytes], bool] | None) -> None:
+        """Hand each message to *take* as it arrives, while :meth:`receive` waits with nothing left
+        to return; *take* returns whether it dealt with the message (else it goes to
+        :meth:`receive`). ``None`` stops this."""
+        self._take = take
+
+    def put(self, message: bytes) -> None:
+        """A message from the server, for the session."""
+        take = self._take
+        if take is not None and self._receiving and take(message):
+            return
+        # receive() has this to read first: nothing may be taken past it until then.
+        self._receiving = False
+        self._inbox.put_nowait(message)
+
+    def send_nowait(self, message: bytes) -> bool:
+        """Send *message* as :meth:`send` would, if that needs no waiting (a connection at hand, no
+        auth flow, nothing to wait for first); ``False``, having sent nothing, otherwise."""
+        if self._closed or self._listening is not None or not self._requests.direct:
+            return False
+        connection = self._pool.idle()
+        if connection is None:
+            return False
+        data = _decode(message)
+        if not isinstance(data, dict) or data.get("method") in (
+            "notifications/cancelled",
+            "notifications/initialized",
+        ):
+            self._pool.release(connection)
+            return False
+        self._write(connection, message, data)
+        return True
 
     async def send(self, message: bytes) -> None:
         if self._closed:
             raise ConnectionClosed("the HTTP transport is closed")
+        if self.send_nowait(message):
+            return
         data = json.loads(message)
         if data.get("method") == "notifications/cancelled":
             post = self._posts.get((data.get("params") or {}).get("requestId"))
             if post is not None:
                 post.cancel()
+                self.forget(post)
             if self.session_id is None:  # the 2026-07-28 way: closing the stream is the cancellation
                 return
-        task = asyncio.ensure_future(self._post(message, data, self._listening))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        task = self._spawn(self._post(message, data, self._listening))
         if data.get("method") == "notifications/initialized" and self.session_id is not None:
             # The session's own stream, for server messages that belong to no request (requests
             # a handler sends unrelated to the call, list changes...). A 405 means there is none.
             self._listening = asyncio.get_running_loop().create_future()
-            listen = asyncio.ensure_future(self._standalone_stream(task, self._listening))
-            self._tasks.add(listen)
-            listen.add_done_callback(self._tasks.discard)
-        if "id" in data and "method" in data:
-            request_id = data["id"]
-            self._posts[request_id] = task
+            self._spawn(self._standalone_stream(task, self._listening))
 
-            def forget(_: asyncio.Task[None]) -> None:
-                self._posts.pop(request_id, None)
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
+        task = asyncio.ensure_future(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
 
-            task.add_done_callback(forget)
+    # -- POST ----------------------------------------------------------------------------------------
+
+    def _header_lines(self, data: dict[str, Any]) -> bytes:
+        return "".join(f"{k}: {v}\r\n" for k, v in self._headers(data).items()).encode("latin-1")
 
     def _headers(self, data: dict[str, Any]) -> dict[str, str]:
         headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
@@ -146,10 +195,11 @@ class HTTPClientTransport:
         version = meta.get("io.modelcontextprotocol/protocolVersion") or self.protocol_version
         if method == "initialize":
             version = params.get("protocolVersion")
-        if isinstance(version, str):
+        if isinstance(version, str) and version.isascii() and version.isprintable():
             headers["MCP-Protocol-Version"] = version
         if isinstance(method, str):
-            headers["Mcp-Method"] = method
+            plain = method.isascii() and method.isprintable()
+            headers["Mcp-Method"] = method if plain else encode_header_value(method)
             field = mcp_name_field(method)
             if field is not None and isinstance(params.get(field), str):
                 headers["Mcp-Name"] = encode_header_value(params[field])
@@ -162,93 +212,123 @@ class HTTPClientTransport:
             headers["Mcp-Session-Id"] = self.session_id
         return headers
 
+    def _answer(self, data: dict[str, Any], abandon: Callable[[], None]) -> PostAnswer:
+        request_id = data.get("id") if "method" in data else None
+        answer = PostAnswer(self, data, request_id, self.session_id is not None, abandon)
+        if request_id is not None:
+            self._posts[request_id] = answer
+        return answer
+
+    def _write(self, connection: Connection, message: bytes, data: dict[str, Any]) -> None:
+        """The hot path: the POST of *message* written on *connection*, its answer read as it comes."""
+        answer = self._answer(data, connection.close)
+        answer.message, answer.retryable = message, connection.reused
+        head = self._requests.static + self._header_lines(data)
+        connection.send(request_bytes(b"POST", self._requests.origin, self._target, head, message), answer)
+
     async def _post(
         self, message: bytes, data: dict[str, Any], listening: asyncio.Future[None] | None
     ) -> None:
-        request_id = data.get("id") if "method" in data else None
+        """The awaiting path: a connection opened (or waited for), an auth flow, a proxy."""
         if listening is not None:
             await self._until_listening(listening)
-        for attempt in (1, 2):
-            answered = False
-            try:
-                headers = self._headers(data)
-                async with self._http.stream("POST", self.url, content=message, headers=headers) as reply:
-                    answered = True
-                    await self._take(reply, data, request_id, "Mcp-Session-Id" in headers)
-                return
-            except asyncio.CancelledError:
-                raise
-            except TransportError as exc:  # too large (MessageTooLarge), or undecodable
-                self._fail(request_id, f"{exc} (max_message_bytes; from {self.url})", None, exc)
-                return
-            except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as exc:
-                # A kept-alive connection the server had just closed fails before any answer: the
-                # request never arrived, so it is sent once more on a fresh connection.
-                if answered or attempt == 2:
-                    self._fail(request_id, f"HTTP request failed: {type(exc).__name__}: {exc}", None, exc)
-                    return
-            except httpx.HTTPError as exc:
-                self._fail(request_id, f"HTTP request failed: {type(exc).__name__}: {exc}", None, exc)
-                return
+        reply: Answer | None = None
+        task = asyncio.current_task()
 
-    async def _take(
-        self, reply: httpx.Response, data: dict[str, Any], request_id: Any, in_session: bool
-    ) -> None:
-        """Route *reply*; *in_session*: the request went out in a session (whose 404 says it is
-        gone, even if a new session has started since)."""
-        if data.get("method") == "initialize":
-            self.session_id = reply.headers.get("mcp-session-id")
-        kind = reply.headers.get("content-type", "")
-        if kind.startswith("text/event-stream"):
-            await self._read_events(reply, request_id)
-            return
-        body = await read_body(reply, self.max_message_bytes)
-        if request_id is None:
-            return  # a notification or an answer: nothing comes back for it but 202
-        if reply.status_code == 404 and in_session:
-            self._fail(request_id, "the server has ended this session (404)", 404)
-            return
-        answer = _answer_to(request_id, body) if kind.startswith("application/json") else None
-        if answer is None:
-            # An empty body, HTML, plain text: "not a recognized modern JSON-RPC error", so the era
-            # probe falls back at once, and a 4xx at initialize may mean the HTTP+SSE transport.
-            wait = retry_after(reply.headers.get("retry-after"))
-            self._fail(request_id, f"HTTP {reply.status_code} from {self.url}", reply.status_code, retry=wait)
-            return
-        self._inbox.put_nowait(answer)
-        if data.get("method") == "initialize" and reply.status_code == 200:
-            self.protocol_version = json.loads(answer).get("result", {}).get("protocolVersion")
+        def abandon() -> None:  # from elsewhere (a cancellation); from within, reading just stops
+            if task is not None and task is not asyncio.current_task():
+                task.cancel()
 
-    async def _read_events(self, reply: httpx.Response, request_id: Any = None) -> None:
-        stream = _StreamState()
-        await self._pump_until_broken(reply, request_id, stream)
-        # "If the stream ends before the response, the client reconnects with GET and Last-Event-ID
-        # after the server's retry" (2025-03-26 to 2025-11-25; the stateless era has no sessions).
-        reconnects = 0
-        while (
-            request_id is not None
-            and not stream.answered
-            and stream.last_event_id is not None
-            and self.session_id is not None
-            and reconnects < self.max_reconnects
-        ):
-            reconnects += 1
-            await asyncio.sleep((stream.retry_ms if stream.retry_ms is not None else 1000) / 1000)
-            headers = {
-                "Accept": "text/event-stream",
-                "Mcp-Session-Id": self.session_id,
-                "Last-Event-ID": stream.last_event_id,
-            }
-            if self.protocol_version is not None:
-                headers["MCP-Protocol-Version"] = self.protocol_version
-            async with self._http.stream("GET", self.url, headers=headers) as again:
-                if again.status_code != 200 or not again.headers.get("content-type", "").startswith(
-                    "text/event-stream"
-                ):
+        answer = self._answer(data, abandon)
+        try:
+            reply = await self._requests.open("POST", self._headers(data), message)
+            answer.head(reply.status_code, reply.headers)
+            async for piece in reply.aiter_raw():
+                answer.body(piece)
+                if answer.done:
                     break
-                await self._pump_until_broken(again, request_id, stream)
-        if request_id is not None and not stream.answered:
-            self._fail(request_id, "the event stream ended before the response", None)
+            answer.end()
+        except asyncio.CancelledError:
+            answer.done = True
+            self.forget(answer)
+            raise
+        except self._requests.errors as exc:
+            answer.lost(exc)
+        finally:
+            if reply is not None:
+                await reply.aclose()
+
+    def failed(self, answer: PostAnswer, exc: BaseException) -> None:
+        """*answer*'s connection failed: its POST is sent again if it never arrived, else it fails."""
+        if answer.retryable and not answer.started and not self._closed:
+            # A kept-alive connection the server had just closed: the request never arrived, so it
+            # is sent once more on a fresh connection.
+            self._spawn(self._post(answer.message, answer.data, None))
+            return
+        if answer.request_id is not None:
+            self.fail(answer.request_id, f"HTTP request failed: {type(exc).__name__}: {exc}", None, exc)
+
+    def forget(self, answer: PostAnswer) -> None:
+        if answer.request_id is not None and self._posts.get(answer.request_id) is answer:
+            del self._posts[answer.request_id]
+
+    def dropped(self, exc: BaseException) -> None:
+        logger.warning("dropping an answer from %s: %s (max_message_bytes)", self.url, exc)
+
+    def deliver(self, data: bytes, request_id: Any, stream: StreamState) -> None:
+        """One event's data from a POST's (or resumed) stream, for the session."""
+        if not data.strip():
+            return  # a priming event: an id and empty data
+        if request_id is None or stream.answered:
+            self.put(data)
+            return
+        with contextlib.suppress(ValueError):
+            message = json.loads(data)
+            if isinstance(message, dict) and "method" not in message:
+                if "error" in message and message.get("id") is None:
+                    # An error that names no request, on the stream of this one, is this one's.
+                    message["id"] = request_id
+                    data = json.dumps(message).encode()
+                stream.answered = message.get("id") == request_id
+        self.put(data)
+
+    def resume(self, request_id: Any, stream: StreamState) -> None:
+        self._spawn(self._resume(request_id, stream))
+
+    async def _resume(self, request_id: Any, stream: StreamState) -> None:
+        """ "If the stream ends before the response, the client reconnects with GET and Last-Event-ID
+        after the server's retry" (2025-03-26 to 2025-11-25; the stateless era has no sessions)."""
+        reconnects = 0
+        with contextlib.suppress(*self._requests.errors):
+            while (
+                not stream.answered
+                and stream.last_event_id is not None
+                and self.session_id is not None
+                and reconnects < self.max_reconnects
+            ):
+                reconnects += 1
+                await asyncio.sleep((stream.retry_ms if stream.retry_ms is not None else 1000) / 1000)
+                headers = {
+                    **_SSE_ONLY,
+                    "Mcp-Session-Id": self.session_id,
+                    "Last-Event-ID": stream.last_event_id,
+                }
+                if self.protocol_version is not None:
+                    headers["MCP-Protocol-Version"] = self.protocol_version
+                again = await self._requests.open("GET", headers, keep=False)
+                try:
+                    if again.status_code != 200 or not again.headers.get("content-type", "").startswith(
+                        "text/event-stream"
+                    ):
+                        break
+                    with contextlib.suppress(*self._requests.broken):
+                        await self._pump(again, request_id, stream)
+                finally:
+                    await again.aclose()
+        if not stream.answered:
+            self.fail(request_id, "the event stream ended before the response", None)
+
+    # -- the session's own stream (GET) --------------------------------------------------------------
 
     async def _standalone_stream(
         self, initialized: asyncio.Task[None], listening: asyncio.Future[None]
@@ -275,7 +355,7 @@ class HTTPClientTransport:
         """
         try:
             await initialized
-            stream = _StreamState()
+            stream = StreamState()
             session = self.session_id
             tries = 0  # since the stream was last held
             lost = False
@@ -287,7 +367,7 @@ class HTTPClientTransport:
                 elif status == 404:
                     logger.warning("the session's event stream from %s: the session is gone (404)", self.url)
                     if session == self.session_id:
-                        self._inbox.put_nowait(notice(SESSION_LOST, sessionId=session))
+                        self.put(notice(SESSION_LOST, sessionId=session))
                     return
                 elif status in (-1, 405) or not worth_retrying(status):
                     if status not in (-1, 405):
@@ -303,35 +383,36 @@ class HTTPClientTransport:
             self._listen_answered(listening)
 
     async def _open_stream(
-        self, session: str, stream: _StreamState, listening: asyncio.Future[None], lost: bool
+        self, session: str, stream: StreamState, listening: asyncio.Future[None], lost: bool
     ) -> tuple[int | None, float | None]:
         """One GET of the session's stream, read until it ends: the status it met (200 once held,
         ``None`` for no answer, -1 for a stream given up) and the ``Retry-After`` it carried."""
-        headers = {"Accept": "text/event-stream", "Mcp-Session-Id": session}
+        headers = {**_SSE_ONLY, "Mcp-Session-Id": session}
         if self.protocol_version is not None:
             headers["MCP-Protocol-Version"] = self.protocol_version
         if stream.last_event_id is not None:
             headers["Last-Event-ID"] = stream.last_event_id
         try:
-            async with self._http.stream(
-                "GET", self.url, headers=headers, timeout=httpx.Timeout(None, connect=10.0)
-            ) as reply:
-                self._listen_answered(listening)
-                hint = retry_after(reply.headers.get("retry-after"))
-                if reply.status_code != 200:
-                    return reply.status_code, hint
-                if not reply.headers.get("content-type", "").startswith("text/event-stream"):
-                    return -1, None  # "MUST either return Content-Type: text/event-stream ... or 405"
-                if lost:
-                    logger.info(
-                        "the session's event stream from %s is open again; changes may have been missed",
-                        self.url,
-                    )
-                    # Before anything the new stream carries: what follows is heard after the notice.
-                    self._inbox.put_nowait(notice(STREAM_REOPENED))
-                with contextlib.suppress(httpx.RemoteProtocolError, httpx.ReadError):
-                    await self._pump(reply, None, stream)  # a clean end or a broken one: lost alike
-                return 200, None
+            reply = await self._requests.open("GET", headers, keep=False)
+        except self._requests.errors:
+            self._listen_answered(listening)  # the GET failed: there is no stream to wait for
+            return None, None
+        try:
+            self._listen_answered(listening)
+            hint = retry_after(reply.headers.get("retry-after"))
+            if reply.status_code != 200:
+                return reply.status_code, hint
+            if not reply.headers.get("content-type", "").startswith("text/event-stream"):
+                return -1, None  # "MUST either return Content-Type: text/event-stream ... or 405"
+            if lost:
+                logger.info(
+                    "the session's event stream from %s is open again; changes may have been missed", self.url
+                )
+                # Before anything the new stream carries: what follows is heard after the notice.
+                self.put(notice(STREAM_REOPENED))
+            with contextlib.suppress(*self._requests.broken):
+                await self._pump(reply, None, stream)  # a clean end or a broken one: lost alike
+            return 200, None
         except TransportError as exc:  # MessageTooLarge, or undecodable
             # Resuming would be sent the same event again: the stream is given up, the session and
             # its requests go on.
@@ -339,9 +420,8 @@ class HTTPClientTransport:
                 "dropping the session's event stream from %s: %s (max_message_bytes)", self.url, exc
             )
             return -1, None
-        except httpx.HTTPError:
-            self._listen_answered(listening)  # the GET failed: there is no stream to wait for
-            return None, None
+        finally:
+            await reply.aclose()
 
     async def _until_listening(self, listening: asyncio.Future[None]) -> None:
         """Wait for the server's answer to the session stream's GET, :attr:`listen_wait` at most."""
@@ -360,18 +440,8 @@ class HTTPClientTransport:
         if self._listening is listening:
             self._listening = None
 
-    async def _pump_until_broken(self, reply: httpx.Response, request_id: Any, stream: _StreamState) -> None:
-        """:meth:`_pump`, where a connection lost mid-stream (the server process died, a proxy
-        dropped it) ends the stream like a clean end does: what follows is resumed, if it can be."""
-        try:
-            await self._pump(reply, request_id, stream)
-        except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
-            if request_id is None or stream.last_event_id is None or self.session_id is None:
-                raise
-            logger.info("the event stream of request %r broke (%s); resuming", request_id, exc)
-
-    async def _pump(self, reply: httpx.Response, request_id: Any, stream: _StreamState) -> None:
-        """Pass each event's data to the inbox, noting ids, ``retry`` and whether the answer came."""
+    async def _pump(self, reply: Answer, request_id: Any, stream: StreamState) -> None:
+        """Pass each event's data on, noting ids, ``retry`` and whether the answer came."""
         event: SSEEvent
         async for event in sse_events(reply, self.max_message_bytes):
             if event.id is not None:
@@ -379,25 +449,9 @@ class HTTPClientTransport:
             if event.retry is not None:
                 stream.retry_ms = event.retry
             if event.data:
-                self._deliver(event.data, request_id, stream)
+                self.deliver(event.data, request_id, stream)
 
-    def _deliver(self, data: bytes, request_id: Any, stream: _StreamState) -> None:
-        if not data.strip():
-            return  # a priming event: an id and empty data
-        if request_id is None or stream.answered:
-            self._inbox.put_nowait(data)
-            return
-        with contextlib.suppress(ValueError):
-            message = json.loads(data)
-            if isinstance(message, dict) and "method" not in message:
-                if "error" in message and message.get("id") is None:
-                    # An error that names no request, on the stream of this one, is this one's.
-                    message["id"] = request_id
-                    data = json.dumps(message).encode()
-                stream.answered = message.get("id") == request_id
-        self._inbox.put_nowait(data)
-
-    def _fail(
+    def fail(
         self,
         request_id: Any,
         message: str,
@@ -405,6 +459,7 @@ class HTTPClientTransport:
         cause: BaseException | None = None,
         retry: float | None = None,
     ) -> None:
+        """Answer *request_id* with a JSON-RPC error saying how its HTTP request failed."""
         if request_id is None:
             return
         data: dict[str, Any] = {"httpStatus": status}
@@ -413,7 +468,7 @@ class HTTPClientTransport:
         if retry is not None:  # the server's Retry-After, in seconds
             data["retryAfter"] = retry
         error = {"code": -32600, "message": message, "data": data}
-        self._inbox.put_nowait(json.dumps({"jsonrpc": "2.0", "id": request_id, "error": error}).encode())
+        self.put(json.dumps({"jsonrpc": "2.0", "id": request_id, "error": error}).encode())
 
     async def aclose(self) -> None:
         if self._closed:
@@ -421,30 +476,12 @@ class HTTPClientTransport:
         self._closed = True
         for task in list(self._tasks):
             task.cancel()
+        for post in list(self._posts.values()):
+            post.cancel()
+        self._posts.clear()
         if self.session_id is not None:  # "clients ... SHOULD send an HTTP DELETE" to end a session
-            with contextlib.suppress(httpx.HTTPError):
-                await self._http.delete(self.url, headers={"Mcp-Session-Id": self.session_id})
-        await self._http.aclose()
+            with contextlib.suppress(*self._requests.errors):
+                reply = await self._requests.open("DELETE", {"Mcp-Session-Id": self.session_id})
+                await reply.aclose()
+        await self._requests.aclose()
         self._inbox.put_nowait(None)
-
-
-def _answer_to(request_id: Any, body: bytes) -> bytes | None:
-    """The JSON body of a POST that carried request *request_id*, as that request's answer; ``None``
-    if it is not JSON-RPC.
-
-    An error in answer to a POST belongs to the request the POST carried, whatever id the server put
-    on it: servers that cannot read the request answer with a null id (the TypeScript SDK's "Server
-    not initialized"), or with an id of their own (the official Python SDK 1.x's ``"server-error"``).
-    Taken as they are they would answer nothing, and the request would wait out its timeout.
-    """
-    try:
-        message = json.loads(body)
-    except ValueError:
-        return None
-    if isinstance(message, list):
-        return body  # a batch's answers carry their own ids
-    if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
-        return None
-    if "error" in message and "method" not in message and message.get("id") != request_id:
-        return json.dumps({**message, "id": request_id}).encode()
-    return body
