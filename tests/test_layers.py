@@ -63,6 +63,7 @@ LAYERS: Final[list[tuple[float, str, tuple[str, ...]]]] = [
         "runtime",
         (
             "session",
+            "_peer_*",  # session.Peer's parts: its state, outgoing and incoming requests, batches, answers
             "context",
             "tasks",
             "task_records",
