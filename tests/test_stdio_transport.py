@@ -1,4 +1,4 @@
-"""The stdio transport in process: its line splitting (`LineReader`), its outbox (`_Outbox`), and
+"""The stdio transport in process: its line splitting (`LineReader`), its outbox (`Outbox`), and
 the server end's writes from worker threads (over a real pipe), and, over a real server process,
 a lone ``def`` call answered from its worker thread while the loop's thread is held.
 
@@ -24,7 +24,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mcpkit._transport import OVERSIZE
-from mcpkit.transports.stdio import LineReader, StdioServerTransport, _FlowControl, _Outbox
+from mcpkit.transports._stdio_outbox import FlowControl, Outbox
+from mcpkit.transports.stdio import LineReader, StdioServerTransport
 
 
 def expected(data: bytes, limit: int) -> list[bytes]:
@@ -126,8 +127,8 @@ def test_send_nowait_takes_a_message_only_when_nothing_must_wait() -> None:
             return self.closing
 
     async def main() -> None:
-        pipe, flow = Pipe(), _FlowControl()
-        outbox = _Outbox(pipe, flow)  # type: ignore[arg-type]
+        pipe, flow = Pipe(), FlowControl()
+        outbox = Outbox(pipe, flow)  # type: ignore[arg-type]
         assert outbox.send_nowait(b"1")
         await outbox.send(b"2")
         await asyncio.sleep(0)  # the turn ends: both go in one write
@@ -164,7 +165,7 @@ def test_send_from_thread_writes_only_where_the_loop_would_write_at_once() -> No
         loop = asyncio.get_running_loop()
         read_fd, write_fd = os.pipe()
         os.set_blocking(read_fd, False)
-        flow = _FlowControl()
+        flow = FlowControl()
         writer, _ = await loop.connect_write_pipe(lambda: flow, os.fdopen(write_fd, "wb", buffering=0))
         reader = LineReader(asyncio.StreamReader())
         transport = StdioServerTransport(reader, write_fd, writer, flow)
