@@ -40,7 +40,6 @@ import msgspec
 from .. import _naming as naming
 from ..client import Client
 from ..client.callbacks import implied_capabilities
-from ..gateway._relay import Relay
 from ..gateway.governance import Governance, resolver
 from ..host import Host, HostConfig, ServerConfig
 from ..host._forward import install
@@ -116,8 +115,8 @@ def proxy(
     state = _Running(plan, mirror_info=name is None)
     server = state.server = server_type(name or "mcpkit-proxy", lifespan=state.lifespan)
     # The forwarders are mounted now, so the proxy answers (and can be mounted) before it first
-    # serves; they read the gateway of the moment, made anew each time the proxy starts.
-    state.gateway = state.new_gateway()
+    # serves; they read the host of the moment, made anew each time the proxy starts.
+    state.host = state.new_host()
     server.add_middleware(Governance(state, resolver(server)), methods=["tools/call"])
     install(server, state, plan.config, prefixed=plan.prefixed)
     return server
@@ -248,54 +247,42 @@ class _Discard(io.StringIO):
 
 
 class _Running:
-    """The proxy's gateway of the moment, and the lifespan that starts and stops it."""
+    """The proxy's host of the moment, and the lifespan that starts and stops it."""
 
     server: Server
 
     def __init__(self, plan: _Plan, *, mirror_info: bool) -> None:
         self.plan = plan
         self.mirror_info = mirror_info
-        self.gateway: Relay | None = None
+        #: The forwarders' link (:mod:`mcpkit.host._forward`): the host of the moment, served
+        #: through the proxy's server (made with the server, before any request).
+        self.host: Host | None = None
         self.used = False
 
-    @property
-    def host(self) -> Host:
-        """The forwarders' link (:mod:`mcpkit.host._forward`): the host of the moment."""
-        assert self.gateway is not None  # made with the server, before any request
-        return self.gateway.host
-
-    @property
-    def bridge(self) -> Any:
-        return self.host.bridge
-
-    def new_gateway(self) -> Relay:  # the relay of one run: a gateway without a server of its own
+    def new_host(self) -> Host:  # one run's: the proxy's server has its forwarders already
         plan = self.plan
         options: dict[str, Any] = {
             "prefixed": plan.prefixed,
             "client_factory": plan.factory,
             "restart": plan.restart,
             "connect_timeout": _CONNECT_SECONDS,
-            "mounted": True,
         }
         if plan.config.audit is None:
             options["audit"] = AuditLog(_Discard())
-        return Relay(plan.config, self.server, **options)
+        return Host(plan.config, caller="gateway", server=self.server, mounted=True, **options)
 
     @contextlib.asynccontextmanager
     async def lifespan(self, server: Server) -> AsyncIterator[None]:
-        gateway = self.gateway if self.gateway is not None and not self.used else self.new_gateway()
-        self.gateway, self.used = gateway, True
-        await gateway.__aenter__()
-        try:
+        host = self.host if self.host is not None and not self.used else self.new_host()
+        self.host, self.used = host, True
+        async with host:
             if self.plan.single:
-                self._started(gateway)
+                self._started(host)
             yield None
-        finally:
-            await gateway.__aexit__(None, None, None)
 
-    def _started(self, gateway: Relay) -> None:
+    def _started(self, host: Host) -> None:
         """A lone upstream that failed for good stops start-up; one that is up lends its identity."""
-        ((key, upstream),) = gateway.host.upstreams.items()
+        ((key, upstream),) = host.upstreams.items()
         status = upstream.status
         if status.state == "failed":
             raise RuntimeError(f"cannot connect to the upstream server {key!r}: {status.error}")

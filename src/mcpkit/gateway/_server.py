@@ -15,15 +15,14 @@ from __future__ import annotations
 from typing import Any
 
 from ..compose.server import Server
-from ..host import HostConfig
-from ._relay import Relay
+from ..host import Host, HostConfig
 from .governance import Governance, resolver
 
 __all__ = ["Gateway"]
 
 
-class Gateway(Relay):
-    """Serves *config*'s servers as one MCP server (``gateway.server``), with a host inside.
+class Gateway(Host):
+    """Serves *config*'s servers as one MCP server (``gateway.server``): a host served through it.
 
     ::
 
@@ -36,14 +35,8 @@ class Gateway(Relay):
 
     server: Server
 
-    def __init__(
-        self, config: HostConfig, *, name: str = "mcpkit-gateway", stderr: Any = None, **host_options: Any
-    ) -> None:
+    def __init__(self, config: HostConfig, *, name: str = "mcpkit-gateway", **host_options: Any) -> None:
         server = Server(name, instructions="Tools of several MCP servers, named SERVER__TOOL.")
         # Policy, consent, rate limits and audit: middleware around the calls, outermost.
         server.add_middleware(Governance(self, resolver(server)), methods=["tools/call"])
-        super().__init__(config, server, stderr=stderr, **host_options)
-
-    async def __aenter__(self) -> Gateway:
-        await self.host.start()
-        return self
+        super().__init__(config, **{"caller": "gateway", **host_options, "server": server})

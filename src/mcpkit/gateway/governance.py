@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Final
 from .._errors import MCPError, MethodNotFound, MissingClientCapability
 from .._mrtr import InputRequired
 from ..host import ConsentRequest, Host
-from ..host.bridge import PARK_PREFIX, Bridge
+from ..host.bridge import PARK_PREFIX
 from ..host.governance import failure as _failure
 from ..host.governance import governed
 
@@ -52,10 +52,10 @@ class _Failed(MCPError):
 
 class Governance:
     """``tools/call`` middleware running each call of *link*'s host's tools under its config's
-    policy (*link*: an object with ``host`` and ``bridge``, such as the gateway)."""
+    policy (*link*: an object with a ``host``, such as the gateway)."""
 
     def __init__(self, link: Any, resolve: Callable[[str, Context], str | None] | None = None) -> None:
-        # Read on each call: a proxy's host and bridge are made anew each time it starts serving.
+        # Read on each call: a proxy's host is made anew each time it starts serving.
         self.link = link
         #: The name to govern (the host routes a transformed tool to the tool it transforms), or
         #: None for a name the server refuses to this caller (hidden): such a call passes
@@ -66,11 +66,6 @@ class Governance:
     def host(self) -> Host:
         host: Host = self.link.host
         return host
-
-    @property
-    def bridge(self) -> Bridge:
-        bridge: Bridge = self.link.bridge
-        return bridge
 
     async def __call__(self, call: Call, call_next: CallNext) -> Any:
         name = call.params.get("name")
@@ -84,7 +79,7 @@ class Governance:
             return await call_next(call)
         # A retry that answers a parked question is the same call: already charged, decided again
         # (consent's answer, if any, is in the retry too).
-        resumed = any(key in self.bridge.parked for key in ctx.answers)
+        resumed = any(key in self.host.bridge.parked for key in ctx.answers)
         request = ConsentRequest(routed.server, routed.name, name, arguments or {}, annotations, "")
         failure: list[str] = []
 

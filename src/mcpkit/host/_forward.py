@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from .._middleware import CallNext
     from ..context import Context
     from ..server import Server
-    from ..types import Resource, Tool
+    from ..types import Completion, GetPromptResult, ReadResourceResult, Resource, Tool
     from .model import HostConfig, ServerConfig
 
 __all__ = ["Forwarder", "install", "tool_allowed"]
@@ -246,9 +246,17 @@ class Forwarder(LowLevelServer):
         uri = params.get("uri")
         if not isinstance(uri, str):
             raise InvalidParams("resources/read requires params.uri (a string)")
+        return _dump(await self.read(uri))
+
+    async def read(self, uri: str) -> ReadResourceResult:
+        """Read *uri* from this server (the host's ``read_resource`` too).
+
+        Raises:
+            ResourceNotFound: *uri* is not this server's.
+        """
         if not self.reads(uri):
             raise ResourceNotFound(f"Resource not found: {uri}", {"uri": uri})
-        return _dump(await self.upstream.call(lambda client: client.read_resource(uri)))
+        return await self.upstream.call(lambda client: client.read_resource(uri))
 
     async def _subscriptions_changed(
         self, holder: object, uris: Collection[str], wanted: bool, ends: asyncio.Event | None = None
@@ -272,12 +280,15 @@ class Forwarder(LowLevelServer):
         name = params.get("name")
         if not isinstance(name, str):
             raise InvalidParams("prompts/get requires params.name (a string)")
+        arguments = params.get("arguments")
+        result = await self.prompt(name, arguments if isinstance(arguments, dict) else None)
+        return shape_prompt_result(_dump(result), ctx.scope)
+
+    async def prompt(self, name: str, arguments: dict[str, str] | None) -> GetPromptResult:
+        """This server's prompt *name* (the host's ``get_prompt`` too)."""
         if not any(prompt.name == name for prompt in self.upstream.prompts):
             raise self.unknown("prompt", name)
-        arguments = params.get("arguments")
-        chosen = arguments if isinstance(arguments, dict) else None
-        result = await self.upstream.call(lambda client: client.get_prompt(name, chosen))
-        return shape_prompt_result(_dump(result), ctx.scope)
+        return await self.upstream.call(lambda client: client.get_prompt(name, arguments))
 
     async def _complete(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
         ref = params.get("ref")
@@ -286,16 +297,25 @@ class Forwarder(LowLevelServer):
             raise InvalidParams("completion/complete requires params.ref and params.argument")
         context = params.get("context")
         chosen = context.get("arguments") if isinstance(context, dict) else None
-        if ref.get("type") == "ref/prompt":
-            if not any(prompt.name == ref.get("name") for prompt in self.upstream.prompts):
-                raise InvalidParams(f"Unknown prompt: {ref.get('name')}")
-        else:
-            uri = str(ref.get("uri", ""))
-            if not (any(t.uri_template == uri for t in self.upstream.templates) or self.reads(uri)):
-                raise InvalidParams(f"Unknown resource template: {uri}")  # another server's, perhaps
         name, value = str(argument.get("name", "")), str(argument.get("value", ""))
-        completion = await self.upstream.call(lambda client: client.complete(ref, name, value, chosen))
-        return {"completion": _dump(completion)}
+        return {"completion": _dump(await self.complete(ref, name, value, chosen))}
+
+    def completes(self, ref: dict[str, Any]) -> bool:
+        """Whether *ref* (a prompt, or a resource template or URI) is this server's to complete."""
+        if ref.get("type") == "ref/prompt":
+            return any(prompt.name == ref.get("name") for prompt in self.upstream.prompts)
+        uri = str(ref.get("uri", ""))
+        return any(t.uri_template == uri for t in self.upstream.templates) or self.reads(uri)
+
+    async def complete(
+        self, ref: dict[str, Any], argument: str, value: str, context: dict[str, str] | None
+    ) -> Completion:
+        """Completion of *ref*'s *argument* on this server (the host's ``complete`` too)."""
+        if not self.completes(ref):
+            if ref.get("type") == "ref/prompt":
+                raise InvalidParams(f"Unknown prompt: {ref.get('name')}")
+            raise InvalidParams(f"Unknown resource template: {ref.get('uri', '')}")  # another server's?
+        return await self.upstream.call(lambda client: client.complete(ref, argument, value, context))
 
 
 def _lease(scope: CallScope, ctx: Context) -> Lease:

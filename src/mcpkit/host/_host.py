@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Callable, Sequence
+import functools
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import Any, NamedTuple, Self, cast
 
 import msgspec
@@ -84,11 +85,13 @@ class Host:
         client_factory: ``fn(config, options) -> Client`` making each connection to a server from
             the host's keyword arguments for :class:`~mcpkit.Client` (default: ``Client(config.target,
             **options)``); a proxy adds its caller's options, or hands over a ``Client`` of its own.
-        server: the server to mount the forwarders on (default: a plain one of the host's own);
-            the gateway's, which it serves.
+        server: a server the host is served through (the gateway's, a proxy's): the forwarders are
+            mounted on it, the servers' questions go to its callers (:mod:`.bridge`, in place of
+            *sampling*, *elicitation* and *roots*), and their list changes, resource updates and
+            log lines too (in place of *on_change* and *on_notification*). Default: a plain server
+            of the host's own, which it lists and routes through.
         mounted: *server* has forwarders of this host's servers already (a proxy's, mounted once
             for all its runs): they are not mounted again, and the host lists nothing itself.
-        bridge: relays the servers' questions to the callers of *server* (:mod:`.bridge`).
     """
 
     def __init__(
@@ -111,7 +114,6 @@ class Host:
         client_factory: ClientFactory | None = None,
         server: Server | None = None,
         mounted: bool = False,
-        bridge: Bridge | None = None,
     ) -> None:
         self.config = config
         self.prefixed = prefixed
@@ -143,16 +145,21 @@ class Host:
             )
             for key, server in config.servers.items()
         }
-        self.bridge = bridge if bridge is not None else Bridge(config.roots)
+        self.bridge = Bridge(config.roots)
         self.subscriptions = Subscriptions(self.upstreams)
+        self._serving = server is not None
+        if server is not None:  # its callers are asked, and told (see *server* above)
+            self.sampling, self.elicitation = self.bridge.sampling, self.bridge.elicitation
+            self.roots, self.on_change = self.bridge.list_roots, self._relay_change
+            self.on_notification = self._relay_notification
         self.server = server if server is not None else Server("mcpkit-host")
         if not mounted:
             install(self.server, self, config, prefixed=prefixed)
         self._view: Client | None = None  # the host's own in-process client of its server
         self._listed: dict[str, list[Any]] = {}
         self._published: dict[str, Any] = {}
-        self._relisting: asyncio.Lock | None = None
-        self._background: set[asyncio.Task[None]] = set()
+        self._relisting = asyncio.Lock()
+        self._background: set[asyncio.Task[Any]] = set()
         self._lists_only = mounted
 
     @property
@@ -192,6 +199,11 @@ class Host:
 
     async def aclose(self) -> None:
         """Close every connection (stdio servers get EOF, then SIGTERM, then SIGKILL)."""
+        if self._serving:
+            for parked in list(self.bridge.parked.values()):  # callers that will not come back now
+                parked.cancel()
+            self.bridge.parked.clear()
+            await self.server.close_subscriptions()
         self.subscriptions.close()
         for task in self._background:
             task.cancel()
@@ -224,29 +236,9 @@ class Host:
     # -- what the servers asked of us, and told us -------------------------------------------------
 
     def _client_options(self, key: str) -> dict[str, Any]:
-        options: dict[str, Any] = {}
-        if self.sampling is not None:
-            sampling = self.sampling
-
-            async def sample(params: dict[str, Any]) -> Any:
-                return await sampling(key, params)
-
-            options["sampling"] = sample
-        if self.elicitation is not None:
-            elicitation = self.elicitation
-
-            async def elicit(params: dict[str, Any]) -> Any:
-                return await elicitation(key, params)
-
-            options["elicitation"] = elicit
-        if self.roots is not None:
-            roots = self.roots
-
-            async def list_roots() -> Sequence[Any]:
-                return await roots(key)
-
-            options["roots"] = list_roots
-        elif self.config.roots:
+        asks = (("sampling", self.sampling), ("elicitation", self.elicitation), ("roots", self.roots))
+        options: dict[str, Any] = {name: functools.partial(fn, key) for name, fn in asks if fn is not None}
+        if self.roots is None and self.config.roots:
             from ..types import Root
 
             options["roots"] = [
@@ -258,6 +250,24 @@ class Host:
         if self.on_notification is not None:
             await self.on_notification(key, method, params)
 
+    def _spawn(self, work: Coroutine[Any, Any, Any]) -> None:
+        task = asyncio.ensure_future(work)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    def _relay_change(self, kind: str) -> None:
+        with contextlib.suppress(RuntimeError):  # no loop: nobody is listening yet
+            self._spawn(self.server.notify_list_changed(kind))
+
+    async def _relay_notification(self, server: str, method: str, params: dict[str, Any]) -> None:
+        if method == "notifications/resources/updated" and isinstance(params.get("uri"), str):
+            self._spawn(self.server.notify_resource_updated(params["uri"]))
+        elif method == "notifications/message":
+            scope = self.bridge.log_target(server)
+            if scope is not None:  # a log line of a call in flight goes to its caller
+                level = str(params.get("level", "info"))
+                self._spawn(scope.ctx.log(level, params.get("data"), logger=params.get("logger") or server))
+
     def _lists_changed(self, key: str) -> None:
         self.subscriptions.reconnected(key)
         if not self._published:
@@ -268,9 +278,7 @@ class Host:
         if self._view is None:
             self._tell(changed)
             return
-        task = asyncio.ensure_future(self._relist(changed))
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
+        self._spawn(self._relist(changed))
 
     def _fingerprint(self) -> dict[str, Any]:
         """What the servers list now, by name: a change of it is a change of the host's lists."""
@@ -285,8 +293,6 @@ class Host:
     async def _relist(self, changed: Sequence[str] = ()) -> None:
         """Read the host's lists again through its server (one reading at a time), then tell."""
         view = self._view
-        if self._relisting is None:
-            self._relisting = asyncio.Lock()
         async with self._relisting:
             if view is None:
                 return
@@ -430,16 +436,13 @@ class Host:
         reader = self._reader(uri)
         if reader is None:
             raise ResourceNotFound(f"Resource not found: {uri}", {"uri": uri})
-        return await reader.upstream.call(lambda client: client.read_resource(uri))
+        return await reader.read(uri)
 
     async def get_prompt(self, name: str, arguments: dict[str, str] | None = None) -> GetPromptResult:
         origin = self._origin(name, "prompt")
         if origin is None:
             raise InvalidParams(f"Unknown prompt: {name}")
-        forwarder, own = origin
-        if not any(prompt.name == own for prompt in forwarder.upstream.prompts):
-            raise forwarder.unknown("prompt", own)
-        return await forwarder.upstream.call(lambda client: client.get_prompt(own, arguments))
+        return await origin[0].prompt(origin[1], arguments)
 
     async def complete(
         self, ref: dict[str, str], argument: str, value: str, context: dict[str, str] | None = None
@@ -449,16 +452,14 @@ class Host:
             origin = self._origin(ref.get("name", ""), "prompt")
             if origin is None:
                 raise InvalidParams(f"Unknown prompt: {ref.get('name')}")
-            forwarder, ref = origin[0], {**ref, "name": origin[1]}
-        else:
-            uri = ref.get("uri", "")
-            owners = [f for f in self.forwarders if any(t.uri_template == uri for t in f.upstream.templates)]
-            found = owners[0] if owners else self._reader(uri)
-            if found is None:
-                raise InvalidParams(f"Unknown resource template: {uri}")
-            forwarder = found
-        chosen = ref
-        return await forwarder.upstream.call(lambda client: client.complete(chosen, argument, value, context))
+            return await origin[0].complete({**ref, "name": origin[1]}, argument, value, context)
+        templates = [
+            f for f in self.forwarders if any(t.uri_template == ref.get("uri") for t in f.upstream.templates)
+        ]
+        found = templates[0] if templates else self._reader(ref.get("uri", ""))
+        if found is None:
+            raise InvalidParams(f"Unknown resource template: {ref.get('uri', '')}")
+        return await found.complete(ref, argument, value, context)
 
     async def subscribe(self, uri: str) -> bool:
         """Subscribe to *uri* on its server (handshake-era servers that offer it); False otherwise.

@@ -11,7 +11,6 @@ result that says why, so the model reads it, and is written to the audit log.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import contextvars
 import time
 from collections.abc import Awaitable, Callable
@@ -30,7 +29,6 @@ __all__ = [
     "INPUT_ROUND",
     "AskCallback",
     "ConsentRequest",
-    "Guard",
     "RootsCallback",
     "ServerRequestCallback",
     "admit",
@@ -73,8 +71,6 @@ class ConsentRequest:
 #: asked (no terminal, a caller without elicitation) or the question was dismissed without a choice
 #: (elicitation's ``cancel``), which is refused as such, not as the user's no.
 AskCallback = Callable[[ConsentRequest], Awaitable[bool | None]]
-#: ``fn(server key) -> async context manager`` entered just around the call to the server.
-Guard = Callable[[str], contextlib.AbstractAsyncContextManager[Any]]
 #: ``async fn(server key, params) -> result`` answering a server's sampling or elicitation request.
 ServerRequestCallback = Callable[[str, dict[str, Any]], Awaitable[Any]]
 #: ``async fn(server key) -> roots`` (dicts with ``uri`` and ``name``).
