@@ -10,6 +10,9 @@ from .lifespan import StartupError
 
 if TYPE_CHECKING:
     from ._transport import Transport
+    from .fleet import SharedState
+    from .fleet.sessions import SessionFleet
+    from .transports.http.server.local import LocalStrategy
 
 __all__ = ["Entrypoints", "run_async"]
 
@@ -19,6 +22,7 @@ class Entrypoints:
 
     if TYPE_CHECKING:
         info: Any
+        telemetry: Any
 
         async def serve(self, transport: Transport) -> None: ...
 
@@ -94,27 +98,46 @@ class Entrypoints:
         :class:`~mcpkit.fleet.SharedState` instead."""
         from .transports.http.server.app import StreamableHTTPApp
 
+        state = options.pop("state", None)
         if redis is not None:
             from .fleet import open_state
 
-            options["state"] = open_state(redis, prefix=f"mcpkit:{self.info.name}:")
-        app = StreamableHTTPApp(self, **options)  # type: ignore[arg-type]  # self is a LowLevelServer
-        app.node.on_drain.append(self.close_subscriptions)
-        state = options.get("state")
-        if state is not None:
+            state = open_state(redis, prefix=f"mcpkit:{self.info.name}:")
+        strategy: LocalStrategy | SessionFleet
+        if state is None:
+            from .transports.http.server.local import LocalStrategy
 
-            async def join() -> None:
-                await self.join_fleet(state, app.node.id)
+            strategy = LocalStrategy()
+        else:
+            strategy = self._fleet_strategy(state)
+            if options.get("event_store") is None:  # resumable streams' events: replayed anywhere
+                options["event_store"] = state.events
+        strategy.on_drain.append(self.close_subscriptions)
+        server: Any = self  # a LowLevelServer: the Endpoint the app serves
+        return StreamableHTTPApp(server, strategy=strategy, telemetry=self.telemetry, **options)
 
-            app.node.on_join.append(join)
-        return app
+    def _fleet_strategy(self, state: SharedState) -> SessionFleet:
+        """The session strategy of one node of the fleet sharing *state*: the node joins it at
+        start, and the server with it (its ``requestState`` key, change notifications, tasks)."""
+        from .fleet.node import Node
+        from .fleet.sessions import SessionFleet
+
+        node = Node(state)
+        server: Any = self  # a LowLevelServer: the Endpoint the fleet restores sessions on
+        strategy = SessionFleet(state, server, node)
+
+        async def join() -> None:
+            await self.join_fleet(state, node.id)
+
+        node.on_join.append(join)  # after the strategy's own: its claims are present first
+        return strategy
 
     async def serve_stdio(self) -> None:
         """Serve this process's stdin/stdout (see :mod:`mcpkit.transports.stdio`)."""
-        from .telemetry import NETWORK_TRANSPORT
         from .transports.stdio import StdioServerTransport
 
-        NETWORK_TRANSPORT.set("pipe")  # what this task's spans say, and the handlers' it starts
+        if self.telemetry is not None:  # what this task's spans say, and the handlers' it starts
+            self.telemetry.serving("pipe")
         await self.serve(await StdioServerTransport.open())
 
 

@@ -15,8 +15,9 @@ What is recorded (OpenTelemetry's semantic conventions for MCP, status "developm
 * the histograms ``mcp.server.operation.duration`` and ``mcp.client.operation.duration`` (seconds),
   with the method, tool name, protocol version and error type;
 * ``network.transport`` on every span: ``pipe`` over stdio, ``tcp`` over HTTP (Streamable HTTP and
-  HTTP+SSE); the server learns it from the transport serving the request (:data:`NETWORK_TRANSPORT`,
-  set by the stdio loop and the HTTP app), the client from what it connected to;
+  HTTP+SSE); the server learns it from the transport serving the request (which tells
+  :meth:`Telemetry.serving`: the stdio loop, the HTTP app it is handed to), the client from what
+  it connected to;
 * ``initialize`` is a request like any other: spans on both sides (the server's is the client's
   child), its duration measured;
 * W3C trace context in ``params._meta``: the client injects ``traceparent``, ``tracestate`` and
@@ -77,6 +78,12 @@ class Telemetry:
             description=f"MCP request duration as observed on the {side}",
             explicit_bucket_boundaries_advisory=_BUCKETS,
         )
+
+    def serving(self, network_transport: str) -> None:
+        """The requests this context goes on to deliver came over *network_transport* (``"tcp"``,
+        ``"pipe"``): what their spans say. Told by the transport that serves them (the
+        :class:`~mcpkit.transports.http.server.seams.RequestTelemetry` it is handed)."""
+        NETWORK_TRANSPORT.set(network_transport)
 
     def inject(self, meta: dict[str, Any]) -> None:
         """Put the current trace context into a request's ``_meta`` (client side)."""

@@ -1,6 +1,6 @@
 """One process's membership of a fleet: joining the shared state, health and readiness.
 
-The HTTP app holds a :class:`Node`. At start (the ASGI lifespan, or the first request when the app
+The HTTP app's session strategy holds a :class:`Node` (:class:`~mcpkit.fleet.membership.Membership`). At start (the ASGI lifespan, or the first request when the app
 is mounted where no lifespan runs) the node connects to the shared state and runs its join hooks
 (the server fetches the shared ``requestState`` key, subscribes to change notifications, shares its
 tasks). If the store cannot be reached the node keeps trying in the background: ``/healthz`` says
@@ -16,7 +16,7 @@ joined and once it drains (shutting down).
 
 Once joined, the node writes its **heartbeat** (``node:<id>``, every :data:`HEARTBEAT` seconds,
 lapsing :data:`NODE_TTL` seconds after the last): how the others tell that it died (killed, its
-machine gone) and take over or fail what it was doing: a request's stream (:mod:`..http.roaming`),
+machine gone) and take over or fail what it was doing: a request's stream (:mod:`.sessions`),
 a task (:mod:`mcpkit.tasks`). A node leaving cleanly removes its heartbeat at once.
 
 Without shared state (one process, everything in memory) the node has nothing to join and is
@@ -34,11 +34,10 @@ from typing import Final
 
 from .state import SharedState, ready
 
-__all__ = ["HEALTH_PATHS", "HEARTBEAT", "NODE_TTL", "Node", "alive"]
+__all__ = ["HEARTBEAT", "NODE_TTL", "Node", "alive"]
 
 logger = logging.getLogger("mcpkit.fleet")
 
-HEALTH_PATHS: Final = frozenset({"/healthz", "/readyz"})
 #: How long a request (or the lifespan's startup) waits for the node to join before giving up.
 JOIN_WAIT: Final = 5.0
 _RETRY: Final = 1.0

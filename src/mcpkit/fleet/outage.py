@@ -16,7 +16,8 @@ The state layer raises one error for every way of not reaching the store
 :func:`answer_outages`, around the whole app, is where that error becomes an HTTP answer: no code
 path in between needs to know about outages, and none can leak a 500. A handler the error escapes
 answers its request with it (-32000: it is an ``RPCError``), which a 2026-07-28 request then gets as
-this same 503 (see :mod:`.stateless`).
+this same 503 (see :mod:`mcpkit.transports.http.server.stateless`). The fleet's session strategy
+puts :func:`answer_outages` around each request (:meth:`~mcpkit.fleet.membership.Membership.guard`).
 """
 
 from __future__ import annotations

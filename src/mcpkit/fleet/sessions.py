@@ -1,5 +1,9 @@
 """Handshake-era sessions across a fleet: any process serves any session, no sticky routing.
 
+:class:`SessionFleet` is the HTTP app's :class:`~mcpkit.transports.http.server.seams.SessionStrategy`
+for a node of a fleet (:meth:`mcpkit.LowLevelServer.http_app` builds it with ``redis=``): the app
+asks it at the strategy's named points, and never asks whether it is in a fleet.
+
 Clients of the handshake era name their session with ``Mcp-Session-Id`` on every request, and a
 load balancer sends each request wherever it likes (clients such as Cursor and Claude Code keep no
 cookies). So a session lives in the fleet's shared state, and each process that gets a request of
@@ -22,7 +26,7 @@ it serves it from a *replica*:
   tells it, and while no live process holds one, every replica queues it (the copies coalesce into
   one when the next stream takes them). So list changes reach the session whichever of its nodes
   are alive, its home (where ``initialize`` was answered) or not. A holder that died holds
-  nothing, from the moment it died (:mod:`..fleet.claims`): a client reconnecting its GET stream
+  nothing, from the moment it died (:mod:`.claims`): a client reconnecting its GET stream
   to another node is served at once, and of two nodes it reaches at the same moment one wins.
 * ``logging/setLevel`` and ``resources/unsubscribe`` are replayed on every replica (a
   subscription made on one replica must end wherever the unsubscribe lands); DELETE ends every
@@ -31,7 +35,7 @@ it serves it from a *replica*:
   POSTed elsewhere is forwarded there over the channel.
 
 Resumable streams' events are in the shared event store, so ``Last-Event-ID`` replays on any
-process (:mod:`.resume`). And if the process doing a request's work dies mid-stream (its heartbeat
+process (:mod:`mcpkit.transports.http.server.resume`). And if the process doing a request's work dies mid-stream (its heartbeat
 ``node:<id>`` lapses), the process the client reconnected to **takes the request over**, at most
 once by default: a request that is not safe to run twice (a ``tools/call`` of a tool that does not
 say it is, see :mod:`.takeover`) is not run again, and its stream ends with an answer saying the
@@ -58,10 +62,13 @@ from .._connection import LOG_LEVELS
 from .._errors import ConnectionClosed, RemoteProtocolError
 from ..kernel import Endpoint
 from ..transports.http.server.event_store import FollowedEventStore
-from ..transports.http.server.sessions import BACKLOG, CLOSE, HTTPSession, SessionTable
+from ..transports.http.server.seams import Member
+from ..transports.http.server.sessions import HTTPSession, SessionTable
+from ..transports.http.server.streams import BACKLOG, CLOSE
 from . import claims
+from .membership import Membership
 from .node import Node, alive
-from .state import SharedState, Unsubscribe
+from .state import SharedState, StateUnavailable, Unsubscribe
 from .takeover import may_repeat, not_repeated
 
 __all__ = ["SessionFleet"]
@@ -79,34 +86,42 @@ REPLAYED: Final = frozenset({"logging/setLevel", "resources/unsubscribe"})
 _IN, _WAKE, _END, _REPLAY = b"i", b"w", b"e", b"r"
 
 
-class SessionFleet:
-    """This process's part in serving handshake-era sessions across the fleet sharing *state*."""
+class SessionFleet(Membership):
+    """This process's part in serving handshake-era sessions across the fleet sharing *state*, as
+    *node* (the app is handed it, and binds it to its session table)."""
 
-    def __init__(
-        self, state: SharedState, table: SessionTable, endpoint: Endpoint, node: Node | None = None
-    ) -> None:
+    table: SessionTable
+
+    def __init__(self, state: SharedState, endpoint: Endpoint, node: Node) -> None:
+        super().__init__(node)
         self.state = state
-        self.table = table
         self.endpoint = endpoint
         #: This process's id in the fleet (its :class:`~mcpkit.fleet.node.Node`'s,
         #: whose heartbeat tells the others it is alive).
-        self.node = (node.id if node is not None else secrets.token_hex(6)).encode()
+        self.node = node.id.encode()
         self._records: dict[str, bytes] = {}  # what each replica's record says, to refresh it
         self._refreshed: dict[str, float] = {}
         self._channels: dict[str, Unsubscribe] = {}
         self._restoring: dict[str, asyncio.Task[HTTPSession | None]] = {}
         self._holding: dict[str, asyncio.Task[None] | None] = {}  # None: being claimed
         self._chores: set[asyncio.Task[Any]] = set()
-        table.on_end = self._ended
-        if node is not None:  # present once joined: a claim of ours is taken over when we die
-            node.on_join.append(functools.partial(claims.present, state, node.id))
+        # Present once joined: a claim of ours is taken over when we die.
+        node.on_join.append(functools.partial(claims.present, state, node.id))
+
+    def bind(self, table: SessionTable) -> None:
+        self.table = table
 
     # -- records -----------------------------------------------------------------------------------
 
-    async def opened(self, session: HTTPSession, init: dict[str, Any]) -> None:
+    async def open(self, session: HTTPSession, init: jsonrpc.Request | None) -> None:
         """*session* was just opened here (its home): write its record, listen to its channel."""
-        record = {"init": init, "owner": session.owner, "client": session.client, "legacy": session.legacy}
-        await self._keep(session, json.dumps(record).encode(), home=True)
+        params = init.params if init is not None and isinstance(init.params, dict) else {}
+        record = {"init": params, "owner": session.owner, "client": session.client, "legacy": session.legacy}
+        try:
+            await self._keep(session, json.dumps(record).encode(), home=True)
+        except StateUnavailable as exc:  # no record, no session: the other nodes could not serve it
+            exc.request_id = init.id if init is not None else None
+            raise
 
     async def _keep(self, session: HTTPSession, record: bytes, home: bool) -> None:
         self._records[session.id] = record
@@ -129,7 +144,7 @@ class SessionFleet:
         self._chore(self.state.put(_record(session.id), record, self.table.idle_seconds))
 
     async def find(self, session_id: str) -> HTTPSession | None:
-        """The session *session_id* as this process serves it: its replica here, restored from the
+        """The session *session_id* as this process serves it: its copy here, restored from the
         shared record if need be; ``None`` if the fleet has no such (streamable HTTP) session."""
         local = self.table.sessions.get(session_id)
         if local is not None:
@@ -172,21 +187,21 @@ class SessionFleet:
         await self._keep(session, data, home=False)
         return session
 
-    async def legacy_owner(self, session_id: str) -> tuple[bool, str | None]:
-        """Whether *session_id* is an HTTP+SSE session of the fleet, and who opened it."""
+    async def held_elsewhere(self, session_id: str, owner: str | None) -> bool:
+        """Whether *session_id* is an HTTP+SSE session of the fleet that *owner* opened."""
         data = await self.state.get(_record(session_id))
         if data is None:
-            return False, None
+            return False
         record = json.loads(data)
-        return bool(record.get("legacy")), record.get("owner")
+        return bool(record.get("legacy")) and record.get("owner") == owner
 
-    async def delete(self, session: HTTPSession) -> None:
+    async def end(self, session: HTTPSession) -> None:
         """DELETE: the session ends on every process."""
         await self.state.delete(_record(session.id))
         await self.state.delete(_queue(session.id))
         await self._publish(session.id, _END, b"")
 
-    def _ended(self, session: HTTPSession) -> None:
+    def ended(self, session: HTTPSession) -> None:
         self._records.pop(session.id, None)
         self._refreshed.pop(session.id, None)
         holding = self._holding.pop(session.id, None)
@@ -199,6 +214,27 @@ class SessionFleet:
             self._chore(self.state.delete(_record(session.id)))
 
     # -- what the client sends ---------------------------------------------------------------------
+
+    async def take_in(self, session: HTTPSession, members: list[Member]) -> list[Member]:
+        """Answers to the server's requests and cancellations may concern a copy in another
+        process: they travel to every copy (this one hears them too); the rest is delivered here."""
+        travel = [e for e in members if _for_any_copy(e)]
+        if not travel:
+            return members
+        await self.forward(
+            session.id, [jsonrpc.encode(e) for e in travel if not isinstance(e, RemoteProtocolError)]
+        )
+        return [e for e in members if e not in travel]
+
+    async def replicate(self, session: HTTPSession, request: jsonrpc.Request) -> None:
+        """The requests of :data:`REPLAYED` run on every copy: first there (while the shared state
+        is away the request is refused whole, not done here alone)."""
+        if request.method in REPLAYED:
+            try:
+                await self.replay_elsewhere(session, request)
+            except StateUnavailable as exc:
+                exc.request_id = request.id
+                raise
 
     async def forward(self, session_id: str, messages: list[bytes]) -> None:
         """Answers and cancellations (or, for HTTP+SSE, any message): to every replica."""
@@ -280,7 +316,9 @@ class SessionFleet:
             task.cancel()
         await claims.release(self.state, _holder(session.id), self.node)
 
-    async def route_out(self, session: HTTPSession, message: bytes, is_request: bool) -> None:
+    async def route_out(self, session: HTTPSession, message: bytes) -> None:
+        """A message for the GET stream while none is open here: queued in the shared state for
+        the process holding it (or the next to)."""
         if b'/list_changed"' in message[:72]:
             holder = await self.holder(session)
             if holder is not None and holder != self.node:
@@ -288,7 +326,7 @@ class SessionFleet:
             # Held here: a stream claimed but not yet attached (the GET is opening). Dropped, the
             # change was lost, for every other replica leaves it to this one: it waits in the queue,
             # which the stream drains once attached.
-        elif is_request and await self.holder(session) is None:
+        elif isinstance(jsonrpc.decode(message), jsonrpc.Request) and await self.holder(session) is None:
             raise ConnectionClosed("no open stream to the client (open one with GET)")
         await self.state.push(_queue(session.id), message, BACKLOG, self.table.idle_seconds)
         await self._publish(session.id, _WAKE, b"")
@@ -300,8 +338,13 @@ class SessionFleet:
 
     # -- taking over the work of a process that died ------------------------------------------------
 
-    def running(self, stream_id: str, request: bytes) -> None:
-        """*request*'s answer is becoming the resumable stream *stream_id*, written here."""
+    def running(self, stream_id: str, request: jsonrpc.Event | list[Member]) -> None:
+        """*request*'s answer is becoming the resumable stream *stream_id*, written here: kept for
+        a takeover (a request alone on its POST; a batch is not taken over)."""
+        if isinstance(request, jsonrpc.Request):
+            self._running(stream_id, jsonrpc.encode(request))
+
+    def _running(self, stream_id: str, request: bytes) -> None:
         run = json.dumps({"node": self.node.decode(), "request": request.decode()}).encode()
         self._chore(self.state.put(f"run:{stream_id}", run, self.table.idle_seconds))
 
@@ -326,7 +369,7 @@ class SessionFleet:
             await self.state.events.end(stream_id)
             return
         logger.warning("session %s: taking over stream %s of a process that died", session.id[:8], stream_id)
-        self.running(stream_id, run["request"].encode())  # ours now: if we die too, another takes it
+        self._running(stream_id, run["request"].encode())  # ours now: if we die too, another takes it
         self._chore(self._rerun(session, self.state.events, stream_id, request))
 
     async def _rerun(
@@ -387,6 +430,14 @@ class SessionFleet:
         self._chores.discard(task)
         if not task.cancelled() and task.exception() is not None:
             logger.warning("fleet session upkeep failed: %s", task.exception())
+
+
+def _for_any_copy(event: Member) -> bool:
+    """An answer to a server request, or a cancellation: the copy that sent that request (or runs
+    the one cancelled) may be in another process."""
+    if isinstance(event, (jsonrpc.Response, jsonrpc.ErrorResponse)):
+        return True
+    return isinstance(event, jsonrpc.Notification) and event.method == "notifications/cancelled"
 
 
 def _set_level_now(session: HTTPSession, request: dict[str, Any]) -> None:

@@ -41,8 +41,8 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Protocol
 
-from .._errors import SERVER_BUSY, RPCError
 from ..transports.http.server.event_store import EventStore, MemoryEventStore
+from ..transports.http.server.seams import Unavailable
 
 __all__ = ["Listener", "MemoryState", "SharedState", "StateUnavailable", "Unsubscribe"]
 
@@ -54,23 +54,19 @@ Listener = Callable[[bytes], None]
 Unsubscribe = Callable[[], Awaitable[None]]
 
 
-class StateUnavailable(RPCError, ConnectionError):
+class StateUnavailable(Unavailable, ConnectionError):
     """The fleet's shared state cannot be reached now; the same request may succeed later.
 
-    An ``RPCError`` (-32000) for the request it fails, and a ``ConnectionError`` for code that
+    An ``RPCError`` (-32000) for the request it fails (the HTTP app's :class:`Unavailable`: 503 and
+    ``Retry-After`` where the response has not started), and a ``ConnectionError`` for code that
     sends through the store: a message that cannot travel now is one more that cannot be sent (as
     over a transport that closed), not a bug. What the peer is told is generic (the store's address
     and its client's words stay in this process's log, in :attr:`detail`)."""
 
-    default_code = SERVER_BUSY
-
     def __init__(self, detail: str = "") -> None:
-        super().__init__(SERVER_BUSY, "Service unavailable: the shared state cannot be reached, retry later")
+        super().__init__("Service unavailable: the shared state cannot be reached, retry later")
         #: What the store's client said (logged, never sent).
         self.detail = detail
-        #: The request that could not be served, where the code that met the error knew it (what
-        #: the HTTP answer's JSON-RPC error names).
-        self.request_id: str | int | None = None
 
 
 class SharedState(Protocol):

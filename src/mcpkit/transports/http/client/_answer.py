@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import zlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ...._errors import TransportError
@@ -160,7 +160,9 @@ class PostAnswer:
         if self.done:
             return
         try:
-            pieces = [data] if self._decoder is None else list(self._decoder.feed(data))
+            # One decoded piece at a time, each checked before the next is made: a few kilobytes of
+            # gzip may decode to gigabytes.
+            pieces = (data,) if self._decoder is None else self._decoder.feed(data)
             if self._events is not None:
                 self._take_events(pieces)
                 return
@@ -169,14 +171,14 @@ class PostAnswer:
                 return
             for piece in pieces:
                 body += piece
-            if len(body) > self._limit:
-                raise MessageTooLarge("the answer", self._limit)
+                if len(body) > self._limit:
+                    raise MessageTooLarge("the answer", self._limit)
         except zlib.error as exc:
             self._too_large(TransportError(f"undecodable body: {exc}"))
         except TransportError as exc:
             self._too_large(exc)
 
-    def _take_events(self, pieces: list[bytes]) -> None:
+    def _take_events(self, pieces: Iterable[bytes]) -> None:
         assert self._events is not None and self.stream is not None
         deliver, stream = self._transport.deliver, self.stream
         for piece in pieces:

@@ -27,10 +27,12 @@ __all__ = [
     "Receive",
     "Scope",
     "Send",
+    "client_of",
     "end_body",
     "error",
     "event",
     "is_json",
+    "path_of",
     "plain",
     "read_body",
     "request_headers",
@@ -211,3 +213,25 @@ async def lifespan(receive: Receive, send: Send) -> None:
         elif message["type"] == "lifespan.shutdown":
             await send({"type": "lifespan.shutdown.complete"})
             return
+
+
+def path_of(scope: Scope) -> str:
+    """The request's path inside this app: mounted under a prefix (Starlette's ``Mount``, uvicorn's
+    ``--root-path``), the ASGI path still carries the prefix, which ``root_path`` names.
+
+    >>> path_of({"path": "/api/mcp", "root_path": "/api"})
+    '/mcp'
+    """
+    path: str = scope["path"]
+    root: str = scope.get("root_path", "")
+    return path[len(root) :] if root and path.startswith(root) else path
+
+
+def client_of(scope: Scope) -> str:
+    """The address a request came from (empty when the server does not say).
+
+    >>> client_of({"client": ("127.0.0.1", 50000)}), client_of({})
+    ('127.0.0.1', '')
+    """
+    client = scope.get("client")
+    return str(client[0]) if client else ""

@@ -36,7 +36,8 @@ from .... import _jsonrpc as jsonrpc
 from ...._errors import INVALID_REQUEST, SERVER_BUSY, RemoteProtocolError
 from ....session import error_response
 from ._asgi import Send, error, send_json
-from .sessions import HTTPSession, ResponseStream
+from .sessions import HTTPSession
+from .streams import ResponseStream
 
 __all__ = ["Admitted", "admit_batch", "answerable_ids", "refuse_busy", "refuse_in_use"]
 

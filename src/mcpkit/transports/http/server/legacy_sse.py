@@ -6,15 +6,15 @@ the session's peer; answers, notifications and server requests all come back on 
 Closing that stream ends the session.
 
 In a fleet the session stays on the process holding its stream; a message POSTed to another process
-is forwarded there over the session's channel (:mod:`.roaming`).
+is forwarded there (the app's :class:`~.seams.SessionStrategy`: :mod:`mcpkit.fleet.sessions`).
 """
 
 from __future__ import annotations
 
 from .... import _jsonrpc as jsonrpc
 from ...._errors import RemoteProtocolError
-from ....fleet.sessions import SessionFleet
 from ._asgi import BodyRefused, Receive, Scope, Send, plain, read_body
+from .seams import SessionStrategy
 from .sessions import SessionTable, standalone_stream
 
 __all__ = ["open_sse", "post_message"]
@@ -22,7 +22,7 @@ __all__ = ["open_sse", "post_message"]
 
 async def open_sse(
     table: SessionTable,
-    fleet: SessionFleet | None,
+    strategy: SessionStrategy,
     messages_path: str,
     client: str,
     receive: Receive,
@@ -41,8 +41,7 @@ async def open_sse(
     session = table.add(new)
     endpoint = f"{messages_path}?session_id={session.id}".encode()
     try:
-        if fleet is not None:
-            await fleet.opened(session, {})
+        await strategy.open(session, None)
         await standalone_stream(
             session, receive, send, b"event: endpoint\ndata: " + endpoint + b"\n\n", table.closing
         )
@@ -52,7 +51,7 @@ async def open_sse(
 
 async def post_message(
     table: SessionTable,
-    fleet: SessionFleet | None,
+    strategy: SessionStrategy,
     max_body_bytes: int,
     body_timeout: float,
     scope: Scope,
@@ -66,10 +65,7 @@ async def post_message(
     )
     session_id = query.get("session_id", "")
     session = table.sessions.get(session_id)
-    elsewhere = False
-    if session is None and fleet is not None:  # held by another process of the fleet?
-        legacy, opener = await fleet.legacy_owner(session_id)
-        elsewhere = legacy and opener == owner
+    elsewhere = session is None and await strategy.held_elsewhere(session_id, owner)
     if not elsewhere and (session is None or not session.legacy or session.owner != owner):
         await plain(send, 404, b"unknown session")
         return
@@ -79,13 +75,12 @@ async def post_message(
         await plain(send, exc.status, str(exc).encode())
         return
     if session is None:
-        assert fleet is not None
         try:
             jsonrpc.decode(body)  # refused here as it would be there
         except RemoteProtocolError as exc:
             await plain(send, 400, str(exc).encode())
             return
-        await fleet.forward(session_id, [body])  # first: while the shared state is away, 503 (.outage)
+        await strategy.forward(session_id, [body])  # first: if it cannot travel now, 503 (its guard)
         await plain(send, 202, b"Accepted")
         return
     peer = session.served.peer

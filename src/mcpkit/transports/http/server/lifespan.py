@@ -1,7 +1,8 @@
 """The HTTP app's start and stop: the ASGI lifespan, or the first request where none runs.
 
-At start the node joins its fleet (if any) and the server enters its lifespan
-(:mod:`mcpkit.lifespan`); at shutdown the node leaves and the lifespan is exited. A server whose
+At start the app's session strategy starts (a fleet's node joins its shared state) and the server
+enters its lifespan (:mod:`mcpkit.lifespan`); at shutdown the strategy stops and the lifespan is
+exited. A server whose
 lifespan fails to start fails the ASGI startup with its one-line message (uvicorn then exits);
 mounted where no lifespan events come, the first request starts it and, if that fails, is answered
 503 with the message (the next request tries again).
@@ -12,9 +13,9 @@ from __future__ import annotations
 import asyncio
 
 from ...._errors import INTERNAL_ERROR
-from ....fleet.node import Node
 from ....kernel import Endpoint
 from ._asgi import Receive, Send, error
+from .seams import SessionStrategy
 
 __all__ = ["Serving"]
 
@@ -22,11 +23,11 @@ __all__ = ["Serving"]
 class Serving:
     """Whether the app's server has started, and starting and stopping it."""
 
-    __slots__ = ("_lock", "endpoint", "node", "started")
+    __slots__ = ("_lock", "endpoint", "started", "strategy")
 
-    def __init__(self, endpoint: Endpoint, node: Node) -> None:
+    def __init__(self, endpoint: Endpoint, strategy: SessionStrategy) -> None:
         self.endpoint = endpoint
-        self.node = node
+        self.strategy = strategy
         self.started = False
         self._lock: asyncio.Lock | None = None
 
@@ -42,7 +43,7 @@ class Serving:
         while True:
             message = await receive()
             if message["type"] == "lifespan.startup":
-                await self.node.wait_joined()  # not joined yet: it goes on trying, /readyz says so
+                await self.strategy.start()  # a fleet not joined yet goes on trying; /readyz says so
                 try:
                     await self._start()
                 except Exception as exc:
@@ -50,7 +51,7 @@ class Serving:
                     return
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
-                await self.node.leave()
+                await self.strategy.stop()
                 if self.started:
                     self.started = False
                     await self.endpoint.stop_serving()

@@ -10,7 +10,7 @@ stream each outgoing message takes. :class:`HTTPSession` is the peer's
   it) goes on the response of the POST that carried the request, which is plain JSON if the answer
   is all there is, else an event stream;
 * anything else (list changes, resource updates, task status) goes on the session's GET stream.
-  Until the client opens it, the last :data:`BACKLOG` such messages wait for it (a client that
+  Until the client opens it, the last :data:`~.streams.BACKLOG` such messages wait for it (a client that
   subscribes and at once causes a change must not lose the notification to the race with its own
   GET); a request with no stream to carry it fails instead of waiting for ever.
 
@@ -22,10 +22,13 @@ A change notification already waiting in the queue is not queued again (a list t
 before the client heard of it changed once, for the client), so a burst of changes costs a reader
 one message, not thousands.
 
-In a fleet (:mod:`.roaming`) a session is served by every process a request of it lands on: each
-holds a replica of it (a peer of its own, restored from the shared record), and what a replica sends
-that belongs on the GET stream travels to the process holding that stream (its :attr:`HTTPSession.fleet`
-routes it).
+A session alone in its process keeps what waits for its GET stream in its backlog. In a fleet
+(:mod:`mcpkit.fleet.sessions`) a session is served by every process a request of it lands on, each
+from a copy of it, and what a copy sends for the GET stream while that stream is not open here
+travels to the process holding it (the copy's :attr:`HTTPSession.router` takes it).
+
+The POST path itself (admitting a POST, answering it) is :mod:`.routing`'s; a POST's response
+stream is :mod:`.streams`'.
 
 From 2025-03-26 a POST's event stream is resumable: its events get ids and are kept in the event
 store, a dropped stream does not cancel its requests ("disconnection SHOULD NOT be interpreted as
@@ -37,136 +40,47 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import contextlib
 import logging
 import secrets
 import time
 from collections.abc import Awaitable, Callable
-from typing import Final, Protocol
+from typing import Protocol
 
 from .... import _jsonrpc as jsonrpc
 from ...._errors import ConnectionClosed
 from ....kernel import Endpoint, ServerSession
-from ._asgi import SSE_HEADERS, Receive, Send, end_body, event, send_body, send_json, wait_disconnect
+from ._asgi import SSE_HEADERS, Receive, Send, event, send_body, wait_disconnect
 from .event_store import EventStore
-from .resume import LiveStream, ResumableStream
+from .resume import LiveStream
+from .streams import BACKLOG, CLOSE, DEFAULT_STREAM_QUEUE, ResponseStream, close_stream, coalescible
 
-__all__ = [
-    "DEFAULT_STREAM_QUEUE",
-    "HTTPSession",
-    "ResponseStream",
-    "SessionTable",
-    "close_stream",
-    "respond",
-    "standalone_stream",
-]
+__all__ = ["HTTPSession", "SessionRouter", "SessionTable", "standalone_stream"]
 
 logger = logging.getLogger("mcpkit.http")
 
-#: In a response stream's queue: end the HTTP response now, the requests go on (SSE polling).
-CLOSE: Final = b"\x00close"
-#: Messages for the GET stream kept while it is not open, oldest dropped first.
-BACKLOG: Final = 256
-#: Messages queued for an open GET stream (or listen stream) that is not being read; beyond it the
-#: stream is ended.
-DEFAULT_STREAM_QUEUE: Final = 1024
-
 
 class SessionRouter(Protocol):
-    """Where a fleet replica's messages for the GET stream go when that stream is not held here."""
+    """Where a session's messages for its GET stream go while no stream of it is open here."""
 
-    async def route_out(self, session: HTTPSession, message: bytes, is_request: bool) -> None:
-        """Take *message* to the session's GET stream wherever it is held (or keep it for it).
-        Raises ``ConnectionClosed`` for a request that no stream can carry."""
+    async def route_out(self, session: HTTPSession, message: bytes) -> None:
+        """Take *message* to the session's GET stream wherever it is held, or keep it for the
+        next one. Raises ``ConnectionClosed`` for a request that no stream can carry."""
         ...
 
 
-def coalescible(message: bytes) -> bool:
-    """Whether *message* says only that something changed (a list, a resource): two of them
-    waiting to be sent are worth one. A look at the prefix, where the encoder puts the method."""
-    head = message[:72]
-    return b'/list_changed"' in head or b'"notifications/resources/updated"' in head
+class _KeptHere:
+    """A session alone in its process: what waits for the GET stream waits in its backlog."""
+
+    __slots__ = ()
+
+    async def route_out(self, session: HTTPSession, message: bytes) -> None:
+        if isinstance(jsonrpc.decode(message), jsonrpc.Request):
+            # A request that no stream can carry would wait for an answer for ever.
+            raise ConnectionClosed("no open stream to the client (open one with GET)")
+        session.keep(message)
 
 
-#: How long a stream ended for not being read gets to take its end before the connection is closed.
-CLOSE_GRACE: Final = 1.0
-
-
-class ResponseStream:
-    """One POST's way back: what its requests' handlers send, in order, until every one is answered.
-
-    A deque and one wake-up future rather than an ``asyncio.Queue``: most POSTs get nothing but
-    their answer, and this is the per-request hot path. At most *limit* messages wait before the
-    answer; a handler sending more waits (:meth:`room`) until the client reads, as over stdio:
-    only that request is held, and nothing is dropped.
-    """
-
-    __slots__ = ("_room", "_wake", "answer", "answered", "limit", "on_first", "pending")
-
-    def __init__(self, limit: int = DEFAULT_STREAM_QUEUE) -> None:
-        self.pending: collections.deque[bytes] = collections.deque()  # what comes before the answer
-        #: The answer once it is there (one message answers a POST, a batch's included); empty if
-        #: the requests were cancelled and nothing is owed.
-        self.answer = b""
-        self.answered = False
-        self.limit = limit
-        self._wake: asyncio.Future[None] | None = None
-        self._room: asyncio.Future[None] | None = None
-        #: Called (once) when the first message before the answer comes: what starts the POST's
-        #: responder when its request runs in the POST's own task (see ``app._in_session``).
-        self.on_first: Callable[[], None] | None = None
-
-    def put(self, message: bytes, final: bool) -> None:
-        if final:
-            if self.answered:
-                return  # one answer per POST; a late "nothing is owed" must not erase it
-            self.answer, self.answered = message, True
-        elif message:
-            self.pending.append(message)
-            if self.on_first is not None:
-                start, self.on_first = self.on_first, None
-                start()
-        if self._wake is not None and not self._wake.done():
-            self._wake.set_result(None)
-
-    def full(self) -> bool:
-        return len(self.pending) >= self.limit
-
-    async def room(self) -> None:
-        """Until fewer than *limit* messages wait (or the stream is released)."""
-        while self.full():
-            if self._room is None or self._room.done():
-                self._room = asyncio.get_running_loop().create_future()
-            await asyncio.shield(self._room)  # several senders may wait on the one future
-
-    def drained(self) -> None:
-        """Some pending messages were taken (or the stream is gone): wake any sender waiting."""
-        if self._room is not None and not self._room.done():
-            self._room.set_result(None)
-
-    def release(self) -> None:
-        """The response is over: drop what nobody will read, and let waiting senders go on."""
-        self.pending.clear()
-        self.drained()
-
-    async def wait(self) -> None:
-        """Until something is pending or the answer is there."""
-        while not self.pending and not self.answered:
-            self._wake = asyncio.get_running_loop().create_future()
-            try:
-                await self._wake
-            finally:
-                self._wake = None
-
-    async def next(self) -> bytes | None:
-        """The next message, the answer last; ``None`` once it has been taken."""
-        await self.wait()
-        if self.pending:
-            message = self.pending.popleft()
-            self.drained()
-            return message
-        answer, self.answer = self.answer, b""
-        return answer or None
+_KEPT_HERE: SessionRouter = _KeptHere()
 
 
 class HTTPSession:
@@ -206,9 +120,10 @@ class HTTPSession:
         #: Resumable response streams, by stream id (see .resume).
         self.resumable: dict[str, LiveStream] = {}
         self._next_stream = 0
-        #: In a fleet: where GET-stream messages go when the stream is held elsewhere, and whether
-        #: this is the session's home (where it was initialized).
-        self.fleet: SessionRouter | None = None
+        #: Where GET-stream messages go while no stream is open here (a fleet's copy of a session
+        #: sends them to the process holding it), and whether this is the session's home (where
+        #: it was initialized).
+        self.router = _KEPT_HERE
         self.home = True
         self._stream_prefix = f"{self.id}-"
         self.served: ServerSession = endpoint.connect(self)
@@ -229,8 +144,8 @@ class HTTPSession:
         return f"{self._stream_prefix}{self._next_stream}"
 
     def join_fleet(self, router: SessionRouter, home: bool) -> None:
-        """Serve this session as one replica of a fleet (see :mod:`.roaming`)."""
-        self.fleet, self.home = router, home
+        """Serve this session as one copy of it among a fleet's (see :mod:`mcpkit.fleet.sessions`)."""
+        self.router, self.home = router, home
         # Stream ids unique across the fleet's replicas of the session, still starting with its id.
         self._stream_prefix = f"{self.id}-{secrets.token_hex(4)}-"
 
@@ -256,23 +171,25 @@ class HTTPSession:
             logger.debug("dropping the answer to %r: its response stream is closed", related)
         elif self.ended.is_set():
             raise ConnectionClosed("the session has ended")
-        elif self.fleet is not None and not self.attached:
-            await self.fleet.route_out(self, message, isinstance(jsonrpc.decode(message), jsonrpc.Request))
-        elif not self.attached and isinstance(jsonrpc.decode(message), jsonrpc.Request):
-            # A request that no stream can carry would wait for an answer for ever.
-            raise ConnectionClosed("no open stream to the client (open one with GET)")
+        elif self.attached:
+            self.keep(message)
         else:
-            if coalescible(message):
-                if message in self._waiting_changes:
-                    return  # the client has not heard of the last such change yet
-                self._waiting_changes.add(message)
-            self.backlog.append(message)
-            if not self.attached:
-                if len(self.backlog) > BACKLOG:
-                    self._waiting_changes.discard(self.backlog.popleft())
-            elif len(self.backlog) > self.queue_limit:
-                self._overflow()
-            self.backlog_changed.set()
+            await self.router.route_out(self, message)
+
+    def keep(self, message: bytes) -> None:
+        """Queue *message* for the GET stream: at most :data:`~.streams.BACKLOG` while none is
+        open, at most *queue_limit* while one is (then the stream is ended)."""
+        if coalescible(message):
+            if message in self._waiting_changes:
+                return  # the client has not heard of the last such change yet
+            self._waiting_changes.add(message)
+        self.backlog.append(message)
+        if not self.attached:
+            if len(self.backlog) > BACKLOG:
+                self._waiting_changes.discard(self.backlog.popleft())
+        elif len(self.backlog) > self.queue_limit:
+            self._overflow()
+        self.backlog_changed.set()
 
     def take(self) -> bytes:
         """The next message for the GET stream (there must be one)."""
@@ -354,8 +271,8 @@ class SessionTable:
         self.sessions: dict[str, HTTPSession] = {}
         self._expired_at = 0.0  # when expire_idle last looked
         self._chores: set[asyncio.Task[None]] = set()
-        #: Called with each session as it ends (a fleet forgets its replica).
-        self.on_end: Callable[[HTTPSession], None] | None = None
+        #: Called with each session as it ends (the app's strategy: a fleet forgets its copy).
+        self.on_end: Callable[[HTTPSession], None] = _nothing
         #: Set when the process shuts down: every GET stream ends (its client reconnects, to
         #: another process of a fleet), the sessions themselves go on.
         self.closing = asyncio.Event()
@@ -398,8 +315,7 @@ class SessionTable:
         session.resumable.clear()
         session.end()
         self.endpoint.disconnect(session.served)
-        if self.on_end is not None:
-            self.on_end(session)
+        self.on_end(session)
 
     def expire_idle(self) -> None:
         # A walk over every session, so at most once a second rather than on every request.
@@ -415,88 +331,14 @@ class SessionTable:
         """Run *work* in the background (event store upkeep), keeping a reference until it ends."""
         task = asyncio.ensure_future(work)
         self._chores.add(task)
-        task.add_done_callback(self._chores.discard)
+        task.add_done_callback(self._chore_done)
 
-
-async def respond(
-    session: HTTPSession,
-    stream: ResponseStream,
-    ids: list[jsonrpc.RequestId],
-    receive: Receive,
-    send: Send,
-    accepts_sse: bool,
-    resumable: Callable[[], ResumableStream | None] | None,
-    headers: list[tuple[bytes, bytes]] | None = None,
-) -> None:
-    """Answer one POST carrying the requests *ids*: JSON when the answer is all there is, else an
-    event stream of what the handlers send and then the answer. With a *resumable* stream
-    (2025-03-26 and later; asked for only once the answer becomes an event stream) the events are
-    kept for a reconnection and the work goes on when the stream drops; without one, dropping the
-    stream cancels the requests it carried."""
-    try:
-        # The usual case first, with no extra task: wait for the answer or for something before it.
-        while not stream.answered and not (accepts_sse and stream.pending):
-            stream.release()  # a JSON-only client: nowhere to put notifications
-            await stream.wait()
-        if stream.answered and (not stream.pending or not accepts_sse):
-            if stream.answer:
-                await send_json(send, 200, stream.answer, headers or ())
-            else:  # cancelled: "receivers ... SHOULD NOT send a response for the cancelled request"
-                await send_json(send, 202, b"", headers or ())
-            return
-        # Something came before the answer: the answer becomes an event stream.
-        await _stream_events(
-            session, stream, ids, receive, send, resumable() if resumable else None, headers or []
-        )
-    finally:
-        session.close_response(stream, ids)
-
-
-async def _stream_events(
-    session: HTTPSession,
-    stream: ResponseStream,
-    ids: list[jsonrpc.RequestId],
-    receive: Receive,
-    send: Send,
-    resumable: ResumableStream | None,
-    headers: list[tuple[bytes, bytes]],
-) -> None:
-    await send({"type": "http.response.start", "status": 200, "headers": [*SSE_HEADERS, *headers]})
-    attached = True
-    if resumable is not None:
-        await resumable.prime(send)
-    disconnected = asyncio.ensure_future(wait_disconnect(receive))
-    try:
-        while True:
-            item = asyncio.ensure_future(stream.next())
-            waiting = {item, disconnected} if attached else {item}
-            done, _ = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
-            if item not in done:  # the client went away
-                item.cancel()
-                attached = False
-                if resumable is None:
-                    # "closing the SSE response stream is itself the cancellation signal"
-                    for request_id in ids:
-                        session.served.peer.cancel_incoming(request_id)
-                    return
-                continue  # the work goes on; its events wait for a reconnection
-            data = item.result()
-            if data is None:
-                return
-            if data is CLOSE:
-                if resumable is not None and resumable.can_poll and attached:
-                    attached = False  # SSE polling: the rest waits for the reconnection
-                    await end_body(send)
-                continue
-            event_id = await resumable.append(data) if resumable is not None else None
-            if attached:
-                await event(send, data, event_id)
-    finally:
-        disconnected.cancel()
-        if resumable is not None:
-            resumable.finish()
-        if attached:
-            await end_body(send)
+    def _chore_done(self, task: asyncio.Task[None]) -> None:
+        self._chores.discard(task)
+        # Its failure is logged here, in one line: left unretrieved it would be a traceback at
+        # exit (a shared event store that cannot be reached while a stream ends, say).
+        if not task.cancelled() and task.exception() is not None:
+            logger.warning("session upkeep failed: %s", task.exception())
 
 
 async def standalone_stream(
@@ -547,12 +389,5 @@ async def _first_of(*waits: Awaitable[object]) -> None:
             task.cancel()
 
 
-async def close_stream(send: Send, stuck: bool) -> None:
-    """End an event stream; one whose client is *stuck* (not reading) gets :data:`CLOSE_GRACE`
-    seconds to take the end, after which the connection is dropped (uvicorn logs that the response
-    was left incomplete and closes it)."""
-    if not stuck:
-        await end_body(send)
-        return
-    with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(end_body(send), CLOSE_GRACE)
+def _nothing(session: HTTPSession) -> None:
+    return None

@@ -33,7 +33,6 @@ from ...._connection import META_PROTOCOL_VERSION, ServerConnection
 from ...._errors import INTERNAL_ERROR, ConnectionClosed, HeaderMismatch, MethodNotFound, RPCError
 from ...._headers import decode_header_value, matches, value_at
 from ...._methods import mcp_name_field
-from ....fleet.state import StateUnavailable
 from ....kernel import Endpoint
 from ....session import error_response, first_step, result_response
 from ._asgi import (
@@ -47,7 +46,8 @@ from ._asgi import (
     send_json,
     wait_disconnect,
 )
-from .sessions import DEFAULT_STREAM_QUEUE, close_stream, coalescible
+from .seams import Unavailable
+from .streams import DEFAULT_STREAM_QUEUE, close_stream, coalescible
 
 __all__ = ["answer_stateless", "is_stateless"]
 
@@ -108,9 +108,9 @@ async def answer_stateless(
                     response.watch()
                 result = await outcome
         except Exception as exc:  # 2026-07-28 gives errors HTTP statuses of their own
-            if isinstance(exc, StateUnavailable) and not response.streaming and response.writer is None:
+            if isinstance(exc, Unavailable) and not response.streaming and response.writer is None:
                 exc.request_id = request.id
-                raise  # 503 and Retry-After, as every request the fleet cannot serve now (.outage)
+                raise  # 503 and Retry-After, as every request the strategy cannot serve now (its guard)
             code = exc.code if isinstance(exc, RPCError) else INTERNAL_ERROR
             await response.finish(STATUS_OF_CODE.get(code, 200), error_response(request.id, exc))
         else:
