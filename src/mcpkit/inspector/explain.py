@@ -36,12 +36,12 @@ _STATUS_HINTS: Final = {
 }
 
 
-def explain(exc: BaseException, kind: str, value: str) -> str:
+def explain(exc: BaseException, kind: str, value: str, *, credentials: bool = False) -> str:
     """One line for the failure *exc* of connecting to a target of *kind* (``dev``, ``command``,
-    ``url``) and *value* (its URL or command line)."""
+    ``url``) and *value* (its URL or command line); *credentials*: a token or headers were sent."""
     text = str(exc) or type(exc).__name__
     if kind == "url":
-        reason = _http(exc, value)
+        reason = _http(exc, value, credentials)
         if reason is not None:
             return reason
     if isinstance(exc, RequestTimeout):
@@ -63,13 +63,15 @@ def explain(exc: BaseException, kind: str, value: str) -> str:
     return text
 
 
-def _http(exc: BaseException, url: str) -> str | None:
+def _http(exc: BaseException, url: str, credentials: bool) -> str | None:
     """The HTTP side of a failure, or ``None`` if it was not one."""
     data = exc.data if isinstance(exc, RPCError) and isinstance(exc.data, dict) else {}
     status = data.get("httpStatus")
     text = str(exc)
     if isinstance(status, int) and status >= 400:
         hint = _STATUS_HINTS.get(status, "check the URL")
+        if status == 401 and credentials:
+            hint = "Unauthorized: the token or headers given were refused (or sign in with OAuth)"
         return f"the server at {url} answered {status} {hint}"
     cause = str(data.get("cause") or "")
     parts = urlsplit(url)

@@ -133,7 +133,8 @@ class InspectorSession:
                 self.emit("status", state="failed", error="cancelled", target=_describe(target))
                 raise
             except BaseException as exc:
-                line = explain(exc, target.kind, target.value)
+                sent = bool(options.headers or options.bearer)
+                line = explain(exc, target.kind, target.value, credentials=sent)
                 self.emit(
                     "status", state="failed", error=line, detail=_message(exc), target=_describe(target)
                 )

@@ -66,9 +66,11 @@ function showResource(resource) {
 /** Subscribe to a resource's updates when the server offers it: resources/subscribe in the
  * handshake era, the URI added to the page's subscriptions/listen in 2026-07-28. Updates show in Events. */
 function subscribeButton(uri) {
-  const offered = state.info && state.info.capabilities.resources && state.info.capabilities.resources.subscribe;
-  if (!offered) return null;
-  const stateless = state.info.era === "stateless";
+  const resources = state.info && state.info.capabilities.resources;
+  const stateless = Boolean(state.info && state.info.era === "stateless");
+  // In 2026-07-28 the listen request's acknowledgement says whether the server took the URI, so
+  // the button is offered whenever there are resources, `subscribe` declared or not.
+  if (!resources || !(stateless || resources.subscribe)) return null;
   const button = h("button", { type: "button", id: "subscribe-resource" }, "Subscribe");
   button.addEventListener("click", async () => {
     const subscribed = button.dataset.subscribed === "true";
@@ -77,7 +79,10 @@ function subscribeButton(uri) {
       if (stateless) {
         const others = state.listen.uris.filter((u) => u !== target);
         state.listen = { ...state.listen, uris: subscribed ? others : [...others, target] };
-        await applyListen();
+        const acknowledged = await applyListen();
+        if (!subscribed && !(acknowledged.resourceSubscriptions || []).includes(target)) {
+          throw new Error(`the server did not take ${target} (its acknowledgement leaves it out)`);
+        }
       } else {
         await request(subscribed ? "resources/unsubscribe" : "resources/subscribe", { uri: target });
       }
