@@ -3,20 +3,19 @@
 :class:`ClientCore` owns the transport and the :class:`~mcpkit.session.Peer` on it, connects through
 :mod:`.connect`, and sends every request the same way (:meth:`ClientCore.request`): from the cache if
 fresh, with the 2026-07-28 ``_meta``, waited for as :mod:`.exchange` says, answered through
-:mod:`.callbacks` while the server wants input, followed when it becomes a task. It also routes what
-the server sends us: requests to the callbacks, notifications to progress, subscriptions, the cache
-and the user. :class:`~mcpkit.client.Client` adds the calls of the protocol on top.
+:mod:`.callbacks` while the server wants input, followed when it becomes a task. What the server
+sends us unasked is routed by its base, :class:`~.inbound.Inbound`. :class:`~mcpkit.client.Client`
+adds the calls of the protocol on top.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from typing import IO, TYPE_CHECKING, Any, Final, Self
 
 from .._errors import ConnectionClosed, MCPError, RPCError
-from .._jsonrpc import Notification, Request
 from .._transport import Transport
 from .._versions import STATELESS_VERSIONS, Era, era_of
 from ..session import Peer
@@ -47,6 +46,7 @@ from .exchange import (
     follow_task,
     retry_params,
 )
+from .inbound import Inbound, NotificationCallback
 from .subscriptions import Subscriptions
 
 if TYPE_CHECKING:
@@ -57,16 +57,13 @@ if TYPE_CHECKING:
 
 __all__ = ["ClientCore", "LogCallback", "NotificationCallback"]
 
-#: ``async fn(method, params)`` for server notifications.
-NotificationCallback = Callable[[str, dict[str, Any]], Awaitable[None]]
-
 DEFAULT_INFO: Final = Implementation(name="mcpkit", version="0.1.0")
 #: New sessions a request starts after 404s before the next 404 is raised (a server forgetting
 #: sessions as fast as they are made is not one to chase).
 _RENEWALS: Final = 3
 
 
-class ClientCore:
+class ClientCore(Inbound):
     """The connection and request path under :class:`~mcpkit.client.Client` (whose docstring
     describes the arguments)."""
 
@@ -468,36 +465,3 @@ class ClientCore:
         finally:
             if progress is not None:
                 self._progress.pop(request_id, None)
-
-    # -- what the server sends us ------------------------------------------------------------------
-
-    async def _on_request(self, request: Request) -> Any:
-        if request.method == "ping":
-            return {}
-        return await self._answer(request.method, request.params if isinstance(request.params, dict) else {})
-
-    async def _answer(self, method: Any, params: dict[str, Any]) -> Any:
-        """What we say to a server's request: in the handshake era a real request, in 2026-07-28 one
-        entry of an ``input_required`` result. The callbacks answer; a missing one is -32601."""
-        return await callbacks.answer(
-            method, params, sampling=self.sampling, elicitation=self.elicitation, roots=self.roots
-        )
-
-    async def _answer_inputs(self, requests: Any, answered: set[str]) -> dict[str, Any]:
-        return await callbacks.answer_inputs(requests, answered, self._answer)
-
-    async def _on_notification(self, notification: Notification) -> None:
-        params = notification.params if isinstance(notification.params, dict) else {}
-        method = notification.method
-        self._cache.forget_for(method, params)
-        if self._subscriptions.route(method, params):
-            return  # a 2026-07-28 subscription stream's own notification
-        if method == "notifications/progress":
-            progress = self._progress.get(params.get("progressToken"))
-            if progress is not None:
-                await progress.update(params)
-            return
-        if method == "notifications/message":
-            await self.on_log(params)
-        if self.on_notification is not None:
-            await self.on_notification(method, params)
