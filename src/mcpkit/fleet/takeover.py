@@ -1,7 +1,7 @@
 """Whether a request whose process died may run again elsewhere: at most once, unless it is safe.
 
 In a fleet, the process the client reconnects to (``Last-Event-ID``) can take over a request whose
-process died mid-stream (:mod:`.roaming`). Taking it over means running it again from its start,
+process died mid-stream (:mod:`.sessions`). Taking it over means running it again from its start,
 and for a tool with side effects (send a message, move money, delete a file) that is a second
 execution nobody asked for: the first may have done all, half or none of its work. So a request is
 run again only when running it twice is known to be harmless:
