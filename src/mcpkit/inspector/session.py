@@ -24,6 +24,7 @@ import msgspec
 
 from .._errors import HeaderMismatch, MCPError, RPCError
 from .._headers import mirrored_parameters
+from .._schema_view import read_schema
 from .._transport import Transport
 from .._versions import Era
 from ..client import Client
@@ -227,6 +228,8 @@ class InspectorSession:
             # then retry the original request with the appropriate headers"
             await client.list_tools()
             return await client.request(method, params, on_progress=progress, timeout=timeout)
+        if method == "tools/list" and isinstance(result, dict):
+            _add_forms(result)
         mirrored = getattr(self._wire, "mirrored", None)
         if method == "tools/list" and isinstance(mirrored, dict) and isinstance(result, dict):
             for tool in result.get("tools") or []:
@@ -408,6 +411,15 @@ class InspectorSession:
 
 class ConnectFailed(MCPError):
     """Connecting failed; the message is one line for the page, with a hint."""
+
+
+def _add_forms(result: dict[str, Any]) -> None:
+    """Each listed tool's ``inputSchema`` read for people (``$ref``, unions, nested objects), as a
+    plain JSON tree under ``_mcpkitForm``, from which the page builds the tool's form. The traffic
+    panel shows the message as it was; only the page's copy carries the tree."""
+    for tool in result.get("tools") or []:
+        if isinstance(tool, dict) and isinstance(tool.get("inputSchema"), dict):
+            tool["_mcpkitForm"] = read_schema(tool["inputSchema"])
 
 
 def _seconds(value: Any) -> float | None:

@@ -3,6 +3,7 @@
 import { AppView, appMayCall, modelMayCall, uiResourceOf } from "./apps.js";
 import { renderError, renderToolResult } from "./content.js";
 import { clear, h, put } from "./dom.js";
+import { treeForm } from "./fieldform.js";
 import { schemaForm } from "./forms.js";
 import { logEvent, logTraffic } from "./logs.js";
 import { $, api, capable, listAll, request, state } from "./state.js";
@@ -49,7 +50,8 @@ function showTool(tool) {
   for (const button of document.querySelectorAll(".tool-item")) button.classList.toggle("selected", button.dataset.name === tool.name);
   const detail = clear($("tool-detail"));
   detail.dataset.tool = tool.name;
-  const form = schemaForm(tool.inputSchema || {}, tool.inputForm);
+  // The backend reads the schema into a tree of fields (references resolved); a flat form otherwise.
+  const form = tool._mcpkitForm ? treeForm(tool._mcpkitForm) : schemaForm(tool.inputSchema || {});
   const output = h("div", { class: "output", id: "tool-output" });
   const problem = h("p", { class: "problem" });
   const call = h("button", { type: "button", class: "primary", id: "call-tool" }, "Call");
