@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from ..types import Completion, GetPromptResult, ReadResourceResult, Resource, Tool
     from .model import HostConfig, ServerConfig
 
-__all__ = ["Forwarder", "install", "tool_allowed"]
+__all__ = ["SESSION_KEY", "Forwarder", "install", "tool_allowed"]
 
 
 class Link(Protocol):
@@ -318,11 +318,24 @@ class Forwarder(LowLevelServer):
         return await self.upstream.call(lambda client: client.complete(ref, argument, value, context))
 
 
+#: The ``_meta`` key under which a caller without a session of its own (a 2026-07-28 HTTP request)
+#: names the upstream session it keeps across calls, when no authorization subject names it.
+SESSION_KEY = "io.mcpkit/session"
+
+
 def _lease(scope: CallScope, ctx: Context) -> Lease:
     """The pooled session a call asks for: its connection's (a stdio connection or a handshake-era
-    HTTP session, until it ends), else (a 2026-07-28 HTTP request) one for the call alone."""
+    HTTP session, until it ends); else (a 2026-07-28 HTTP request) the one its caller's identity
+    keeps, the authorization subject's or the one named by ``_meta`` :data:`SESSION_KEY` (until
+    idle too long); else one for the call alone."""
     if isinstance(ctx.peer, Peer) and ctx.connection is not None:
         return Lease(ctx.connection, scope, ends=ctx.peer.closed)
+    auth = ctx.auth
+    if auth is not None and auth.subject:
+        return Lease(("subject", auth.subject), scope)
+    named = ctx.meta.get(SESSION_KEY)
+    if isinstance(named, str) and 0 < len(named) <= 256:
+        return Lease(("key", named), scope)
     return Lease(scope, scope, keep=False)
 
 

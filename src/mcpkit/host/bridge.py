@@ -45,7 +45,7 @@ __all__ = ["PARK_PREFIX", "Bridge", "CallScope", "Parked"]
 PARK_PREFIX = "gateway-"
 
 
-@dataclass
+@dataclass(eq=False)
 class CallScope:
     """One caller's call in flight: its context, and where a question it must answer first goes."""
 

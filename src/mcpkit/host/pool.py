@@ -48,7 +48,8 @@ class Lease:
     """What a call asks the pool for: a session of *owner*'s, on which *holder* is asked.
 
     Attributes:
-        owner: who the session belongs to (compared by identity); never handed to another owner.
+        owner: who the session belongs to (a connection, compared by identity, or a caller's
+            identity such as ``("subject", sub)``, compared by value); never handed to another owner.
         holder: who answers the session's questions during this call (the gateway's call scope).
         ends: set when the owner goes away; its sessions are closed then.
         keep: keep the session for the owner's next call (false: close it when the call ends).
@@ -108,12 +109,15 @@ class SessionPool:
         self._owners: dict[int, tuple[object, asyncio.Task[None]]] = {}
         self._closing: set[asyncio.Task[None]] = set()
         self._closed = False
+        #: What idle time is measured by (a test gives a fake clock's): a session unused for
+        #: ``idle_seconds`` by it is closed at the next lease, as by the timer.
+        self.clock: Callable[[], float] = time.monotonic
 
     def __len__(self) -> int:
         return len(self.sessions)
 
     def of(self, owner: object) -> list[PooledSession]:
-        return [s for s in self.sessions if s.owner is owner]
+        return [s for s in self.sessions if s.owner == owner]
 
     # -- leasing -----------------------------------------------------------------------------------
 
@@ -128,6 +132,9 @@ class SessionPool:
         while True:
             if self._closed:
                 raise MCPError(f"server {self.key!r} is closing")
+            now = self.clock()
+            for stale in [s for s in self.sessions if not s.busy and now - s.used >= self.idle_seconds]:
+                self._drop(stale, "idle")
             session = next((s for s in self.of(lease.owner) if not s.busy and not s.retire), None)
             if session is not None:
                 self._lend(session, lease)
@@ -143,7 +150,7 @@ class SessionPool:
 
     def release(self, session: PooledSession, *, dead: str | None = None, keep: bool = True) -> None:
         """The call is over: keep the session for its owner, or close it (*dead* says why it died)."""
-        session.busy, session.holder, session.used = False, None, time.monotonic()
+        session.busy, session.holder, session.used = False, None, self.clock()
         if dead is not None:
             logger.warning("server %s: a caller's session died and is closed: %s", self.key, dead)
             self._drop(session, dead)
@@ -158,10 +165,10 @@ class SessionPool:
         if session.timer is not None:
             session.timer.cancel()
             session.timer = None
-        session.busy, session.holder, session.used = True, lease.holder, time.monotonic()
+        session.busy, session.holder, session.used = True, lease.holder, self.clock()
 
     async def _open(self, lease: Lease) -> PooledSession:
-        session = PooledSession(lease.owner, lease.holder)
+        session = PooledSession(lease.owner, lease.holder, used=self.clock())
         self.sessions.append(session)  # counted from now, while it connects
         self._watch_owner(lease)
         try:
@@ -220,7 +227,7 @@ class SessionPool:
             session.watcher.cancel()
         if session.client is not None:
             self._close_client(session.client)
-        if not any(s.owner is session.owner for s in self.sessions):
+        if not any(s.owner == session.owner for s in self.sessions):
             watched = self._owners.pop(id(session.owner), None)
             if watched is not None and watched[1] is not asyncio.current_task():
                 watched[1].cancel()
