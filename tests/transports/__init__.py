@@ -1,0 +1,1 @@
+"""Transports over their real wire: the HTTP client's own connections against raw and real servers."""
