@@ -1,8 +1,9 @@
 """HTTP clients side by side: each one, in its own process, calls ``echo`` on one mcpkit server over
 Streamable HTTP, first one call at a time, then 16 callers on one client.
 
-    python clients_http.py [--seconds S] [--rounds N] [--only NAME,...]      # the whole table
-    python clients_http.py --client NAME[@uvloop] URL SECONDS                 # one client, one JSON line
+    python clients_http.py [--seconds S] [--rounds N] [--only NAME,...] [--json PATH]   # the table
+    python clients_http.py --short                                        # a few rows: that they answer
+    python clients_http.py --client NAME[@uvloop] URL SECONDS             # one client, one JSON line
 
 The clients: mcpkit's ``Client`` in the handshake era (2025-11-25) and in 2026-07-28, the official
 SDK's and fastmcp's ``Client``, the TypeScript SDK's client (``bench/ts/client.mjs``), a raw
@@ -11,14 +12,17 @@ asyncio-streams HTTP/1.1 loop with orjson, one connection per caller, no MCP at 
 initialize it needs. The Python ones run on asyncio's loop and on uvloop. Client CPU is the client
 process's own ``process_time`` (user and system) over the calls; the server's is not counted. The
 clients take turns in rounds (the machine's speed moves), and each row is the median of its rounds.
+``./dev bench`` runs this as its ``clients_http`` step (``bench/steps.py``).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib.util
 import json
 import os
+import shutil
 import socket
 import statistics
 import subprocess
@@ -79,9 +83,9 @@ async def _call_mcpkit(client: Any) -> str:
 
 async def with_official(url: str, seconds: float) -> dict[str, float]:
     from mcp.client.session import ClientSession
-    from mcp.client.streamable_http import streamablehttp_client
+    from mcp.client.streamable_http import streamable_http_client  # mcp 2.x's name for it
 
-    async with streamablehttp_client(url) as (read, write, _), ClientSession(read, write) as session:
+    async with streamable_http_client(url) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
 
         async def call() -> str:
@@ -142,7 +146,7 @@ async def with_httpx(url: str, seconds: float) -> dict[str, float]:
 
 
 async def with_aiohttp(url: str, seconds: float) -> dict[str, float]:
-    import aiohttp
+    import aiohttp  # type: ignore[import-not-found, unused-ignore]  # not a dependency: skipped if absent
     import orjson
 
     async with aiohttp.ClientSession() as http:
@@ -205,6 +209,21 @@ PYTHON: dict[str, Callable[[str, float], Awaitable[dict[str, float]]]] = {
     "floor": with_floor,
 }
 ROWS = [*(f"{name}@{loop}" for name in PYTHON for loop in ("asyncio", "uvloop")), "typescript"]
+#: What ``--short`` runs (``./dev bench --short``): that the script and each kind of client answer.
+SHORT_ROWS = ["mcpkit@asyncio", "mcpkit-2026@uvloop", "floor@asyncio", "typescript"]
+#: The targets for mcpkit's client: sequential client CPU per call at most, 16 callers' calls/s at least.
+TARGET_CPU_US, TARGET_CALLS = 100.0, 15_000.0
+
+
+def skipped(row: str) -> str | None:
+    """Why *row* cannot run here, or ``None``: aiohttp is no dependency of the project's (the locked
+    environment that ``./dev bench`` syncs removes it), and the TypeScript row needs Node."""
+    name = row.partition("@")[0]
+    if name == "aiohttp" and importlib.util.find_spec("aiohttp") is None:
+        return "aiohttp is not installed (not in uv.lock)"
+    if name == "typescript" and not (BENCH / "ts" / "node_modules" / "@modelcontextprotocol").is_dir():
+        return "bench/ts/node_modules is missing (./dev bench installs it)"
+    return None
 
 
 def one_client(which: str, url: str, seconds: float) -> None:
@@ -222,8 +241,9 @@ def one_client(which: str, url: str, seconds: float) -> None:
 
 
 def run_row(row: str, url: str, seconds: float) -> dict[str, Any]:
-    if row == "typescript":
-        command = ["node", str(BENCH / "ts" / "client.mjs"), url, str(seconds), str(WIDTH)]
+    if row == "typescript":  # the machine's node, as the TypeScript server peer runs on
+        node = shutil.which("node") or "node"
+        command = [node, str(BENCH / "ts" / "client.mjs"), url, str(seconds), str(WIDTH)]
     else:
         command = [sys.executable, __file__, "--client", row, url, str(seconds)]
     done = subprocess.run(command, capture_output=True, text=True, timeout=seconds * 4 + 120, check=False)
@@ -241,12 +261,13 @@ def free_port() -> int:
 
 
 def table(rows: list[str], url: str, seconds: float, rounds: int) -> dict[str, Any]:
+    out: dict[str, Any] = {row: {"skipped": why} for row in rows if (why := skipped(row))}
+    rows = [row for row in rows if row not in out]
     taken: dict[str, list[dict[str, Any]]] = {row: [] for row in rows}
     for number in range(rounds):
         for row in rows if number % 2 == 0 else reversed(rows):  # in turns, each round the other way
             taken[row].append(run_row(row, url, seconds))
             print(f"round {number + 1}: {row}: {taken[row][-1]}", file=sys.stderr)
-    out: dict[str, Any] = {}
     for row, results in taken.items():
         good = [r for r in results if "error" not in r]
         if not good:
@@ -256,17 +277,8 @@ def table(rows: list[str], url: str, seconds: float, rounds: int) -> dict[str, A
     return out
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--client", nargs=3, metavar=("NAME", "URL", "SECONDS"))
-    parser.add_argument("--seconds", type=float, default=3.0)
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--only", help="rows to run, comma-separated (e.g. mcpkit@asyncio,floor@asyncio)")
-    args = parser.parse_args()
-    if args.client:
-        one_client(args.client[0], args.client[1], float(args.client[2]))
-        return
-    rows = args.only.split(",") if args.only else ROWS
+def measure_all(rows: list[str], seconds: float, rounds: int) -> dict[str, Any]:
+    """The table's rows against one mcpkit echo server over Streamable HTTP, started here."""
     port = free_port()
     server = subprocess.Popen(
         [sys.executable, "-m", "mcpkit", "run", str(BENCH / "servers" / "mcpkit_server.py"),
@@ -283,22 +295,68 @@ def main() -> None:
                 if time.monotonic() > deadline:
                     raise SystemExit("the server did not start") from None
                 time.sleep(0.2)
-        results = table(rows, f"http://127.0.0.1:{port}/mcp", args.seconds, args.rounds)
+        results = table(rows, f"http://127.0.0.1:{port}/mcp", seconds, rounds)
     finally:
         server.terminate()
         server.wait()
-    print(json.dumps({"cpus": os.cpu_count(), "rows": results}, indent=1))
-    print(
-        "| client | seq CPU us/call | seq p50 us | seq calls/s | 16 callers calls/s | 16 callers CPU us/call |"
-    )
-    print("|---|---|---|---|---|---|")
-    for row, r in results.items():
-        if "error" in r:
-            print(f"| {row} | {r['error']} |")
+    return {"cpus": os.cpu_count(), "seconds": seconds, "rounds": rounds, "rows": results,
+            "targets": targets(results)}  # fmt: skip
+
+
+def targets(rows: dict[str, Any]) -> list[str]:
+    """Each target for mcpkit's client, per era and loop, with the floor loop's own figure beside it."""
+    lines = []
+    for loop in ("asyncio", "uvloop"):
+        floor = rows.get(f"floor@{loop}", {})
+        for name in ("mcpkit", "mcpkit-2026"):
+            r = rows.get(f"{name}@{loop}", {})
+            if "sequential_cpu_us" not in r:
+                continue
+            cpu, calls = r["sequential_cpu_us"], r["concurrent_calls_per_s"]
+            cpu_floor = f"{floor['sequential_cpu_us']:.0f}" if "sequential_cpu_us" in floor else "?"
+            calls_floor = (
+                f"{floor['concurrent_calls_per_s']:,.0f}" if "concurrent_calls_per_s" in floor else "?"
+            )
+            lines.append(
+                f"{name}@{loop}: sequential client CPU {cpu:.0f} us/call (<= {TARGET_CPU_US:.0f}; floor "
+                f"{cpu_floor}) {'ok' if cpu <= TARGET_CPU_US else 'MISSED'}; 16 callers {calls:,.0f} calls/s "
+                f"(>= {TARGET_CALLS:,.0f}; floor {calls_floor}) {'ok' if calls >= TARGET_CALLS else 'MISSED'}"
+            )
+    return lines
+
+
+def markdown(results: dict[str, Any]) -> str:
+    lines = [
+        "| client | seq CPU us/call | seq p50 us | seq calls/s | 16 callers calls/s | 16 callers CPU us/call |",
+        "|---|---|---|---|---|---|",
+    ]
+    for row, r in results["rows"].items():
+        if "error" in r or "skipped" in r:
+            lines.append(f"| {row} | {r.get('error') or 'skipped: ' + r['skipped']} | | | | |")
             continue
-        print(f"| {row} | {r['sequential_cpu_us']:.0f} | {r['sequential_p50_us']:.0f} | "
-              f"{r['sequential_calls_per_s']:.0f} | {r['concurrent_calls_per_s']:.0f} | "
-              f"{r['concurrent_cpu_us']:.0f} |")  # fmt: skip
+        lines.append(f"| {row} | {r['sequential_cpu_us']:.0f} | {r['sequential_p50_us']:.0f} | "
+                     f"{r['sequential_calls_per_s']:,.0f} | {r['concurrent_calls_per_s']:,.0f} | "
+                     f"{r['concurrent_cpu_us']:.0f} |")  # fmt: skip
+    return "\n".join([*lines, "", *results["targets"]])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--client", nargs=3, metavar=("NAME", "URL", "SECONDS"))
+    parser.add_argument("--seconds", type=float, default=3.0)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--only", help="rows to run, comma-separated (e.g. mcpkit@asyncio,floor@asyncio)")
+    parser.add_argument("--short", action="store_true", help="a few rows, briefly: that each answers")
+    parser.add_argument("--json", metavar="PATH", help="also write the figures there")
+    args = parser.parse_args()
+    if args.client:
+        one_client(args.client[0], args.client[1], float(args.client[2]))
+        return
+    rows = args.only.split(",") if args.only else SHORT_ROWS if args.short else ROWS
+    results = measure_all(rows, 0.1 if args.short else args.seconds, 1 if args.short else args.rounds)
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=1))
+    print(markdown(results))
 
 
 if __name__ == "__main__":

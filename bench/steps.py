@@ -97,6 +97,31 @@ async def bench_clients(s: Settings, log: Log) -> dict[str, Any]:
     return out
 
 
+async def bench_clients_http(s: Settings, log: Log) -> dict[str, Any]:
+    """HTTP clients side by side against one mcpkit server (``bench/clients_http.py``): mcpkit's in
+    both eras, the official SDK's, fastmcp's, the TypeScript SDK's, raw httpx and the floor loop."""
+    out = LOGS / "clients_http.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    mode = ["--short"] if s is SHORT else ["--seconds", "2", "--rounds", str(s.rounds)]
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, str(BENCH / "clients_http.py"), *mode, "--json", str(out),
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
+    )  # fmt: skip
+    stdout, _ = await process.communicate()
+    if process.returncode != 0 or not out.exists():
+        return {"error": f"clients_http.py exited with {process.returncode}"}
+    log(stdout.decode())
+    figures: dict[str, Any] = json.loads(out.read_text())
+    out.unlink()
+    return figures
+
+
+def _clients_http_failures(data: dict[str, Any]) -> list[str]:
+    if "error" in data:
+        return [f"clients_http: {data['error']}"]
+    return [f"clients_http {k}: {v['error']}" for k, v in data.get("rows", {}).items() if "error" in v]
+
+
 async def bench_fleet(s: Settings, log: Log) -> dict[str, Any]:
     """One mcpkit node without Redis, one on Redis, three on Redis behind nginx (``bench/fleet.py``)."""
     import fleet
@@ -128,6 +153,7 @@ def _framework_failures(data: dict[str, Any]) -> list[str]:
 #: The steps, in the order they run (after the servers' rounds).
 STEPS: list[Step] = [
     Step("clients", frozenset({"mcpkit"}), bench_clients, _client_failures),
+    Step("clients_http", frozenset({"mcpkit", "clients_http"}), bench_clients_http, _clients_http_failures),
     Step("fleet", frozenset({"fleet"}), bench_fleet, _fleet_failures),
     Step("framework", frozenset({"mcpkit", "framework"}), bench_framework_step, _framework_failures),
 ]
