@@ -159,7 +159,7 @@ def test_mcpkit_run_refuses_incomplete_auth_options(flags: list[str], message: s
     done = subprocess.run(
         [sys.executable, "-m", "mcpkit", "run", server, *flags], capture_output=True, text=True, timeout=120
     )
-    assert done.returncode == 1 and message in done.stderr
+    assert done.returncode == 2 and message in done.stderr  # a usage error
 
 
 _SEGMENT = st.text(

@@ -57,13 +57,14 @@ TOOLBOX = textwrap.dedent("""
 
 
 def run_mcpkit(*args: str, stdin: int | None = subprocess.DEVNULL, env: dict[str, str] | None = None,
-               timeout: float = TIMEOUT) -> subprocess.CompletedProcess[str]:  # fmt: skip
-    """``mcpkit ARGS`` with stdout and stderr on pipes (not terminals), from the repository root."""
+               timeout: float = TIMEOUT, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:  # fmt: skip
+    """``mcpkit ARGS`` with stdout and stderr on pipes (not terminals), from the repository root
+    (or *cwd*)."""
     full_env = {**os.environ, "NO_COLOR": "1", **(env or {})}
     full_env.pop("FORCE_COLOR", None)
     return subprocess.run(
         [sys.executable, "-m", "mcpkit", *args],
-        cwd=ROOT,
+        cwd=cwd,
         stdin=stdin,
         capture_output=True,
         text=True,

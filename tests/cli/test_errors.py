@@ -106,8 +106,9 @@ def test_usage_errors_are_one_line_and_exit_2(args: list[str], message: str) -> 
 def test_a_command_that_cannot_start() -> None:
     done = run_mcpkit("tools", "no-such-command-for-mcpkit --flag")
     assert done.returncode == 3
-    assert done.stderr.startswith(
-        "mcpkit: cannot start the server: could not start 'no-such-command-for-mcpkit'"
+    assert done.stderr == (
+        "mcpkit: cannot start 'no-such-command-for-mcpkit --flag': no program 'no-such-command-for-mcpkit' "
+        "(is it installed and on PATH?)\n"
     )
     assert len(done.stderr.splitlines()) == 1
 
@@ -119,7 +120,7 @@ def test_a_server_that_fails_at_startup_shows_the_end_of_its_stderr(tmp_path: Pa
     done = run_mcpkit("tools", str(tmp_path / "broken.py"))
     assert done.returncode == 3
     lines = done.stderr.splitlines()
-    assert lines[0] == "mcpkit: the server stopped during startup (exit code 1)"
+    assert lines[0] == "mcpkit: the server stopped during startup (exit code 3)"
     assert lines[1] == "the server's stderr:"
     assert lines[-1] == "  RuntimeError: no config"
     assert f'    File "{tmp_path / "broken.py"}", line 3, in <module>' in lines

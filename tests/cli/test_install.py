@@ -227,16 +227,16 @@ def test_env_file_and_env_options(home: Path, tmp_path: Path) -> None:
 )
 def test_bad_options_are_refused_clearly(home: Path, tmp_path: Path, args: list[str], message: str) -> None:
     proc = install(home, "windsurf", str(WEATHER), "--config", str(tmp_path / "c.json"), *args)
-    assert proc.returncode == 1
+    assert proc.returncode == 2
     assert message in proc.stderr
     assert not (tmp_path / "c.json").exists()
 
 
 def test_a_url_takes_no_env_and_a_missing_file_is_named(home: Path) -> None:
     proc = install(home, "cursor", URL, "--env", "A=1")
-    assert proc.returncode == 1 and "apply to a server file, not to a URL" in proc.stderr
+    assert proc.returncode == 2 and "apply to a server file, not to a URL" in proc.stderr
     proc = install(home, "cursor", "nowhere/server.py")
-    assert proc.returncode == 1 and "no such file: nowhere/server.py" in proc.stderr
+    assert proc.returncode == 2 and "no such file: nowhere/server.py" in proc.stderr
     assert list(home.iterdir()) == []
 
 
@@ -488,9 +488,9 @@ def test_headers_go_into_the_remote_entry(case: Case, home: Path) -> None:
 
 def test_headers_are_for_urls_and_must_be_headers(home: Path) -> None:
     proc = install(home, "cursor", str(WEATHER), "--header", "A: b", "--print")
-    assert proc.returncode == 1 and "--header applies to a URL" in proc.stderr
+    assert proc.returncode == 2 and "--header applies to a URL" in proc.stderr
     proc = install(home, "cursor", URL, "--header", "no colon here", "--print")
-    assert proc.returncode == 1 and "--header takes 'Name: value'" in proc.stderr
+    assert proc.returncode == 2 and "--header takes 'Name: value'" in proc.stderr
 
 
 def test_a_server_importing_what_this_python_lacks_is_warned_about(home: Path, tmp_path: Path) -> None:
@@ -591,7 +591,7 @@ def test_a_header_with_a_line_break_or_control_character_is_refused_and_nothing_
     config = tmp_path / "mcp.json"
     config.write_text('{"mcpServers": {}}\n')
     proc = install(home, "cursor", URL, "--name", "remote", "--header", header, "--config", str(config))
-    assert proc.returncode == 1, proc.stdout
+    assert proc.returncode == 2, proc.stdout
     assert proc.stderr.count("\n") == 1 and said in proc.stderr, proc.stderr  # one line, naming it
     assert "\r" not in proc.stderr and "\x1b" not in proc.stderr  # shown escaped, not sent to the terminal
     assert config.read_text() == '{"mcpServers": {}}\n'
@@ -602,14 +602,15 @@ def test_a_header_with_a_line_break_or_control_character_is_refused_and_nothing_
 @pytest.mark.parametrize("case", CASES, ids=IDS)
 def test_no_host_gets_a_header_with_a_line_break(case: Case, home: Path) -> None:
     proc = install(home, case.host, URL, "--header", "A: b\r\nC: d")
-    assert proc.returncode == 1 and "holds a CR" in proc.stderr
+    assert proc.returncode == 2 and "holds a CR" in proc.stderr
     assert not any(home.rglob("*"))
 
 
 def test_a_nul_in_a_header_is_refused_too() -> None:
     # An argv cannot hold a NUL, so this one is checked on the function the command calls.
+    from mcpkit.cli._exits import CliError
     from mcpkit.cli._hosts._launch import remote
 
-    with pytest.raises(SystemExit, match="holds a NUL"):
+    with pytest.raises(CliError, match="holds a NUL"):
         remote(URL, None, ["X-Region: e\x00u"])
     assert remote(URL, None, ["X-Region:\teu"]).headers == {"X-Region": "eu"}  # a tab is allowed

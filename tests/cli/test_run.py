@@ -29,7 +29,7 @@ def test_a_syntax_error_shows_the_line_and_nothing_of_mcpkit(tmp_path: Path) -> 
         tmp_path, "syn.py", "from mcpkit import Server\nserver = Server('x')\ndef f(:\n    pass\n"
     )
     done = run_mcpkit("run", path)
-    assert done.returncode == 1 and done.stdout == ""
+    assert done.returncode == 3 and done.stdout == ""  # the server cannot start
     lines = done.stderr.splitlines()
     assert lines[0] == f"mcpkit: {path} failed while loading:"
     assert lines[1] == f'  File "{path}", line 3'
@@ -42,7 +42,7 @@ def test_a_syntax_error_shows_the_line_and_nothing_of_mcpkit(tmp_path: Path) -> 
 def test_a_missing_module_and_an_exception_show_the_users_frames(tmp_path: Path) -> None:
     missing = _server_file(tmp_path, "imp.py", "from mcpkit import Server\nimport helper_missing\n")
     done = run_mcpkit("run", missing)
-    assert done.returncode == 1
+    assert done.returncode == 3
     assert done.stderr.splitlines() == [
         f"mcpkit: {missing} failed while loading:",
         "Traceback (most recent call last):",
@@ -79,7 +79,7 @@ def test_an_object_that_is_not_a_server_says_what_it_is(tmp_path: Path) -> None:
     )
     function = run_mcpkit("run", f"{path}:helper")
     assert (function.returncode, function.stderr) == (
-        1,
+        2,
         f"mcpkit: {path}:helper is a function (helper), not a server (a Server or LowLevelServer); "
         "servers in it: server\n",
     )

@@ -29,10 +29,10 @@ def _dev(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedP
 
 def test_a_missing_file_or_watch_path_is_reported() -> None:
     missing = _dev("no_such_server.py", "--no-browser")
-    assert missing.returncode == 1
+    assert missing.returncode == 2  # a usage error, as from every command
     assert "mcpkit: no such file: no_such_server.py" in missing.stderr
     nothing = _dev("examples/weather.py", "--watch", "/no/such/folder", "--no-browser")
-    assert nothing.returncode == 1
+    assert nothing.returncode == 2
     assert "nothing to watch at /no/such/folder" in nothing.stderr
 
 

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 __all__ = ["load_server", "main"]
 
-_COMMANDS = ("run", "client_commands", "dev", "install", "host", "gateway", "demo")
+_COMMANDS = ("run", "client_commands", "dev", "install", "host", "gateway", "demo", "completion")
 
 
 def _parser(first: str | None = None) -> argparse.ArgumentParser:

@@ -17,6 +17,7 @@ __all__ = [
     "CLIENT_SECRET_ENV",
     "LOG_LEVELS",
     "add_target_options",
+    "file_part",
     "is_url",
     "oauth_from",
     "parse_env",
@@ -42,11 +43,19 @@ def is_url(target: str) -> bool:
 def target_command(target: str) -> list[str] | str:
     """A TARGET as a command line (a ``FILE.py[:OBJECT]`` is served with ``mcpkit run``), or a URL as is.
 
+    A TARGET that names an existing file is that file, spaces and all (``"my servers/weather app.py"``);
+    anything else is split as a shell would split it (``"uv run server.py --debug"``).
+
     Raises:
-        CliError: TARGET names a ``.py`` file that does not exist.
+        CliError: TARGET names a ``.py`` file that does not exist, or is not a command line.
     """
     if is_url(target):
         return target
+    location = file_part(target)
+    if os.path.isfile(location):
+        if location.endswith(".py"):
+            return [sys.executable, "-m", "mcpkit", "run", target]
+        return [location]  # an executable file; its own path may hold spaces
     import shlex
 
     try:
@@ -55,11 +64,27 @@ def target_command(target: str) -> list[str] | str:
         raise CliError(f"cannot split the command line {target!r}: {exc}", USAGE) from None
     if not parts:
         raise CliError("TARGET is empty: give a .py file, a command line or a URL", USAGE)
-    if len(parts) == 1 and parts[0].partition(":")[0].endswith(".py"):
-        if not os.path.isfile(parts[0].partition(":")[0]):
-            raise CliError(f"no such file: {parts[0].partition(':')[0]}", USAGE)
+    if len(parts) == 1 and file_part(parts[0]).endswith(".py"):
+        if not os.path.isfile(file_part(parts[0])):
+            raise CliError(f"no such file: {file_part(parts[0])}", USAGE)
         return [sys.executable, "-m", "mcpkit", "run", parts[0]]
+    if location.endswith(".py") and not _startable(parts[0]):
+        # "my servers/app.py" with a typo: a missing file, not a program called "my".
+        raise CliError(f"no such file: {location}", USAGE)
     return parts
+
+
+def file_part(target: str) -> str:
+    """The file of ``FILE.py:OBJECT`` (the whole of anything else): ``:OBJECT`` is a Python name."""
+    location, colon, attribute = target.rpartition(":")
+    return location if colon and location and attribute.isidentifier() else target
+
+
+def _startable(program: str) -> bool:
+    """Whether *program* names a file or a command on ``PATH``."""
+    import shutil
+
+    return os.path.exists(program) or shutil.which(program) is not None
 
 
 def protocol_revision(text: str) -> str:

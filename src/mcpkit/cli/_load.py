@@ -14,6 +14,8 @@ import traceback
 from types import ModuleType
 from typing import Any
 
+from ._exits import CANNOT_CONNECT, USAGE, CliError
+
 __all__ = ["load_server"]
 
 # os.path rather than pathlib: ``mcpkit run`` starts every stdio server, and pathlib (with fnmatch and
@@ -28,7 +30,8 @@ def load_server(spec: str) -> Any:
     ``server``, ``mcp`` or ``app`` wins if there are several).
 
     Raises:
-        SystemExit: with a message a person can act on.
+        CliError: with a message a person can act on: a usage error when the file, the module or
+            the object is not there or is no server, "cannot connect" when the file fails to load.
     """
     from ..lowlevel import LowLevelServer
 
@@ -38,13 +41,13 @@ def load_server(spec: str) -> Any:
     if attribute:
         if not hasattr(module, attribute):
             known = f"; servers in it: {', '.join(sorted(found))}" if found else ""
-            raise SystemExit(f"mcpkit: {location} has no attribute {attribute!r}{known}")
+            raise CliError(f"{location} has no attribute {attribute!r}{known}", USAGE)
         obj = getattr(module, attribute)
         if not isinstance(obj, LowLevelServer):
             known = f"; servers in it: {', '.join(sorted(found))}" if found else ""
-            raise SystemExit(
-                f"mcpkit: {location}:{attribute} is {_what(obj)}, not a server (a Server or "
-                f"LowLevelServer){known}"
+            raise CliError(
+                f"{location}:{attribute} is {_what(obj)}, not a server (a Server or LowLevelServer){known}",
+                USAGE,
             )
         return obj
     for preferred in ("server", "mcp", "app"):
@@ -53,28 +56,28 @@ def load_server(spec: str) -> Any:
     if len(found) == 1:
         return next(iter(found.values()))
     if not found:
-        raise SystemExit(f"mcpkit: no Server object in {location}; name one with {location}:OBJECT")
-    raise SystemExit(
-        f"mcpkit: several servers in {location} ({', '.join(sorted(found))}); name one with :OBJECT"
+        raise CliError(f"no Server object in {location}; name one with {location}:OBJECT", USAGE)
+    raise CliError(
+        f"several servers in {location} ({', '.join(sorted(found))}); name one with :OBJECT", USAGE
     )
 
 
 def _import(location: str) -> ModuleType:
     if location.endswith(".py") or os.sep in location:
         if not os.path.isfile(location):
-            raise SystemExit(f"mcpkit: no such file: {location}")
+            raise CliError(f"no such file: {location}", USAGE)
         path = _normalized(location)
         sys.path.insert(0, os.path.dirname(os.path.realpath(path)))
         stem = _stem(path)
         module_spec = importlib.util.spec_from_file_location(stem, path)
         if module_spec is None or module_spec.loader is None:
-            raise SystemExit(f"mcpkit: cannot load {location}")
+            raise CliError(f"cannot load {location}", USAGE)
         module = importlib.util.module_from_spec(module_spec)
         sys.modules[stem] = module
         try:
             module_spec.loader.exec_module(module)
         except Exception as exc:
-            raise SystemExit(_failure(location, exc)) from None
+            raise _failure(location, exc) from None
         return module
     if os.getcwd() not in sys.path and "" not in sys.path:
         # The ``mcpkit`` script's sys.path starts with its own bin folder, not the current one, where
@@ -84,10 +87,10 @@ def _import(location: str) -> ModuleType:
         return importlib.import_module(location)
     except ModuleNotFoundError as exc:
         if exc.name is not None and location.startswith(exc.name):
-            raise SystemExit(f"mcpkit: no module named {location!r} (and no file of that name)") from None
-        raise SystemExit(_failure(location, exc)) from None
+            raise CliError(f"no module named {location!r} (and no file of that name)", USAGE) from None
+        raise _failure(location, exc) from None
     except Exception as exc:
-        raise SystemExit(_failure(location, exc)) from None
+        raise _failure(location, exc) from None
 
 
 def _normalized(location: str) -> str:
@@ -110,19 +113,20 @@ def _stem(path: str) -> str:
     return name[:dot] if 0 < dot < len(name) - 1 else name
 
 
-def _failure(location: str, exc: BaseException) -> str:
-    """The error as Python shows it, with only the user's frames (none of mcpkit's or importlib's)."""
+def _failure(location: str, exc: BaseException) -> CliError:
+    """The error as Python shows it, with only the user's frames (none of mcpkit's or importlib's):
+    the server cannot start, as a client command would say of it."""
     frames = [
         frame
         for frame in traceback.extract_tb(exc.__traceback__)
         if not frame.filename.startswith((_PACKAGE_DIR, "<frozen "))
     ]
-    lines = [f"mcpkit: {location} failed while loading:\n"]
+    lines = []
     if frames:
         lines.append("Traceback (most recent call last):\n")
         lines.extend(traceback.format_list(frames))
     lines.extend(traceback.format_exception_only(type(exc), exc))
-    return "".join(lines).rstrip("\n")
+    return CliError(f"{location} failed while loading:", CANNOT_CONNECT, "".join(lines))
 
 
 def _what(obj: Any) -> str:

@@ -231,12 +231,39 @@ async def _cannot_connect(exc: BaseException, target: str, headers: Any, timeout
         how = re.search(r"\(([^()]*)\)$", str(exc))  # "the server closed the connection (exit code 1)"
         return CliError(f"the server stopped during startup ({how[1] if how else exc})", CANNOT_CONNECT)
     if isinstance(exc, TransportError):
-        return CliError(f"cannot start the server: {exc}", CANNOT_CONNECT)
+        return CliError(_cannot_start(exc, target), CANNOT_CONNECT)
     if isinstance(exc, RequestTimeout):
         return CliError(f"the server did not answer within {timeout:g} s of starting", CANNOT_CONNECT)
     if isinstance(exc, RPCError):
         return CliError(f"the server refused the connection: {exc} (code {exc.code})", CANNOT_CONNECT)
     return CliError(f"cannot connect: {exc}", CANNOT_CONNECT)
+
+
+def _cannot_start(exc: BaseException, target: str) -> str:
+    """Why *target*'s command did not start, naming the whole TARGET: a word that is no program
+    may be the first piece of a path with spaces, so the hint says how to quote one."""
+    import shlex
+
+    missing = _caused_by(exc, FileNotFoundError)
+    refused = _caused_by(exc, PermissionError)
+    if not (missing or refused):
+        return f"cannot start the server {target!r}: {exc}"
+    try:
+        words = shlex.split(target)
+    except ValueError:
+        words = [target]
+    program = words[0] if words else target
+    why = f"no program {program!r}" if missing else f"{program!r} is not executable"
+    if missing and len(words) > 1 and "/" in target and not any(c.isspace() for c in program):
+        hint = (
+            "TARGET is split at spaces, so quote a path with spaces inside it, "
+            "as in \"'my servers/server' --flag\", or give a .py file's whole path"
+        )
+    elif missing:
+        hint = "is it installed and on PATH?"
+    else:
+        hint = "make it executable (chmod +x), or start it through its interpreter"
+    return f"cannot start {target!r}: {why} ({hint})"
 
 
 async def _diagnose_url(url: str, headers: Any) -> str | None:

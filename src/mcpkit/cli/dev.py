@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ._common import port
+from ._exits import USAGE, CliError
 
 __all__ = ["register"]
 
@@ -17,10 +18,10 @@ def _cmd_dev(args: argparse.Namespace) -> int:
     if args.server is not None:
         location = args.server.partition(":")[0]
         if not Path(location).is_file():
-            raise SystemExit(f"mcpkit: no such file: {location}")
+            raise CliError(f"no such file: {location}", USAGE)
     for path in args.watch:
         if not Path(path).exists():
-            raise SystemExit(f"mcpkit: nothing to watch at {path}")
+            raise CliError(f"nothing to watch at {path}", USAGE)
     run(
         args.server,
         port=args.port,

@@ -16,11 +16,16 @@ __all__ = ["register"]
 
 
 def _cmd_gateway(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     from ..gateway import serve
+    from ..host.audit import AuditLog
     from .host import read_config
 
     config = read_config(args)
-    serve(config, transport=args.transport, host=args.host, port=args.port)
+    # As `mcpkit host --audit`: this file instead of the config's, with the config's redaction.
+    audit = AuditLog(Path(args.audit), config.audit.redact if config.audit else ()) if args.audit else None
+    serve(config, transport=args.transport, host=args.host, port=args.port, audit=audit)
     return OK
 
 
@@ -32,4 +37,7 @@ def register(sub: Any) -> None:
     parser.add_argument("--transport", choices=("stdio", "http"), default="stdio")
     parser.add_argument("--host", default="127.0.0.1", help="the address to listen on (http)")
     parser.add_argument("--port", type=int, default=8000, help="the port to listen on (http)")
+    parser.add_argument(
+        "--audit", metavar="PATH", help="the audit log (default: the config's, else the state dir)"
+    )
     parser.set_defaults(handler=_cmd_gateway)

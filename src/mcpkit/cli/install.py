@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ._hosts._launch import Launch
 
+from ._exits import FAILED, USAGE, CliError
+
 __all__ = ["register"]
 
 
@@ -23,10 +25,10 @@ def _launch(args: argparse.Namespace) -> Launch:
 
     if args.target.startswith(("http://", "https://")):
         if args.env or args.env_file or args.packages:
-            raise SystemExit("mcpkit: --env, --env-file and --with apply to a server file, not to a URL")
+            raise CliError("--env, --env-file and --with apply to a server file, not to a URL", USAGE)
         return remote(args.target, args.name, args.header)
     if args.header:
-        raise SystemExit("mcpkit: --header applies to a URL, not to a server file (use --env for those)")
+        raise CliError("--header applies to a URL, not to a server file (use --env for those)", USAGE)
     env = read_env_file(args.env_file) if args.env_file else {}
     env |= parse_env(args.env)  # --env wins over the file, as the more specific of the two
     launch = stdio(args.target, args.name, env, args.packages)
@@ -50,9 +52,7 @@ def _cmd_install(args: argparse.Namespace) -> int:
     host = HOSTS[args.host]
     scope = args.scope or ("project" if args.project else host.scopes[0])
     if scope not in host.scopes:
-        raise SystemExit(
-            f"mcpkit: {host.title} has no {scope} configuration (it has: {', '.join(host.scopes)})"
-        )
+        raise CliError(f"{host.title} has no {scope} configuration (it has: {', '.join(host.scopes)})", USAGE)
     project = Path(args.project or ".").resolve()
     launch = _launch(args)
     entry, key, section = host.entry(launch), host.key(launch.name), host.section(scope, project)
@@ -73,13 +73,13 @@ def _cmd_install(args: argparse.Namespace) -> int:
         print(f"{host.title} already has this {key!r} entry in {path}; nothing to do")
         return 0
     except (JSONCError, YAMLEditError) as exc:
-        raise SystemExit(f"mcpkit: cannot edit {path}: {exc}; the file was left as it was") from None
+        raise CliError(f"cannot edit {path}: {exc}; the file was left as it was", FAILED) from None
     except UnicodeDecodeError:
-        raise SystemExit(
-            f"mcpkit: cannot edit {path}: it is not UTF-8 text; the file was left as it was"
+        raise CliError(
+            f"cannot edit {path}: it is not UTF-8 text; the file was left as it was", FAILED
         ) from None
     except OSError as exc:
-        raise SystemExit(f"mcpkit: cannot write {path}: {exc.strerror or exc}") from None
+        raise CliError(f"cannot write {path}: {exc.strerror or exc}", FAILED) from None
     print(f"Added {key!r} to {host.title}'s configuration: {path}")
     if backup is not None:
         print(f"The previous file is saved as {backup}")

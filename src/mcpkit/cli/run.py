@@ -20,6 +20,8 @@ from ._load import load_server
 if TYPE_CHECKING:
     import argparse
 
+from ._exits import USAGE, CliError
+
 __all__ = ["plain_run", "register"]
 
 #: The value of every option of ``mcpkit run`` that is not given, by its ``dest``.
@@ -98,11 +100,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
         server.telemetry = Telemetry("server")
     if (args.redis is not None or args.workers > 1) and args.transport != "http":
-        raise SystemExit("mcpkit run: --redis and --workers serve over HTTP (--transport http)")
+        raise CliError("--redis and --workers serve over HTTP (--transport http)", USAGE)
     if args.workers > 1 and args.redis is None:
-        raise SystemExit(
-            "mcpkit run: --workers shares state through Redis: add --redis URL (or --redis auto)"
-        )
+        raise CliError("--workers shares state through Redis: add --redis URL (or --redis auto)", USAGE)
     if args.transport == "http":
         fleet: dict[str, Any] = {"redis": args.redis} if args.redis is not None else {}
         if args.workers > 1:
@@ -140,12 +140,12 @@ def _auth_options(args: argparse.Namespace) -> dict[str, Any]:
     only then: a stdio server starts as fast as before)."""
     if args.auth_issuer is None:
         if args.auth_audience or args.auth_jwks_uri or args.auth_scope or args.auth_dpop:
-            raise SystemExit("mcpkit run: the --auth-* options need --auth-issuer")
+            raise CliError("the --auth-* options need --auth-issuer", USAGE)
         return {}
     if args.transport != "http":
-        raise SystemExit("mcpkit run: the --auth-* options protect an HTTP server (--transport http)")
+        raise CliError("the --auth-* options protect an HTTP server (--transport http)", USAGE)
     if args.auth_audience is None:
-        raise SystemExit("mcpkit run: --auth-issuer needs --auth-audience (this server's canonical URL)")
+        raise CliError("--auth-issuer needs --auth-audience (this server's canonical URL)", USAGE)
     from ..auth import DPoPPolicy, ResourceServerAuth
 
     dpop = None
@@ -165,7 +165,7 @@ def _auth_options(args: argparse.Namespace) -> dict[str, Any]:
             dpop=dpop,
         )
     except ValueError as exc:
-        raise SystemExit(f"mcpkit run: {exc}") from None
+        raise CliError(f"{exc}", USAGE) from None
     return {"auth": auth}
 
 

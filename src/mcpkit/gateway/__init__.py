@@ -8,18 +8,29 @@ from __future__ import annotations
 from typing import Any
 
 from ..host import HostConfig
+from ..host.audit import AuditLog
 from ._server import Gateway
 
 __all__ = ["Gateway", "serve"]
 
 
 def serve(
-    config: HostConfig, *, transport: str = "stdio", host: str = "127.0.0.1", port: int = 8000, **options: Any
+    config: HostConfig,
+    *,
+    transport: str = "stdio",
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    audit: AuditLog | None = None,
+    **options: Any,
 ) -> None:
-    """Run a gateway for *config* until the caller goes away (stdio) or until interrupted (http)."""
+    """Run a gateway for *config* until the caller goes away (stdio) or until interrupted (http).
+
+    *audit* is where its audit lines go (default: the config's, as for a :class:`~mcpkit.host.Host`).
+    """
     from ..lowlevel import run_async
 
-    gateway = Gateway(config)
+    host_options: dict[str, Any] = {"audit": audit} if audit is not None else {}
+    gateway = Gateway(config, **host_options)
 
     async def main() -> None:
         async with gateway:

@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from .._exits import FAILED, USAGE, CliError
+
 __all__ = ["Launch", "missing_imports", "parse_env", "read_env_file", "remote", "stdio"]
 
 
@@ -70,23 +72,25 @@ def stdio(spec: str, name: str | None, env: dict[str, str], packages: list[str])
     """The command line that serves ``FILE.py[:OBJECT]`` over stdio.
 
     Raises:
-        SystemExit: the file does not exist, or ``--with`` is asked for and uv is not installed.
+        CliError: the file does not exist (a usage error), or ``--with`` is asked for and uv is not
+            installed.
     """
     location, sep, attribute = spec.rpartition(":")
     if not sep or not attribute.isidentifier():  # no :OBJECT (a Windows drive's colon is not one)
         location, attribute = spec, ""
     path = Path(location).expanduser()
     if not path.is_file():
-        raise SystemExit(f"mcpkit: no such file: {location}")
+        raise CliError(f"no such file: {location}", USAGE)
     path = path.resolve()
     served = f"{path}:{attribute}" if attribute else str(path)
     run = ["-m", "mcpkit", "run", served]
     if packages:
         uv = shutil.which("uv")
         if uv is None:
-            raise SystemExit(
-                "mcpkit: --with needs uv (https://docs.astral.sh/uv/) to add packages when the host "
-                "starts the server; install uv, or install the packages into this environment instead"
+            raise CliError(
+                "--with needs uv (https://docs.astral.sh/uv/) to add packages when the host "
+                "starts the server; install uv, or install the packages into this environment instead",
+                FAILED,
             )
         withs = [arg for package in packages for arg in ("--with", package)]
         command, args = uv, ["run", "--no-project", "--python", sys.executable, *withs, "python", *run]
@@ -136,13 +140,14 @@ def remote(url: str, name: str | None, headers: list[str]) -> Launch:
         # Checked whole, before any stripping: a CR or LF written into a host's config would split
         # the header into two when the host sends it (header injection), a NUL cut it short.
         if control := _CONTROL.search(header):
-            raise SystemExit(
-                f"mcpkit: --header {header!r} holds {_named(control.group())}; a header's name "
-                "and value cannot hold CR, LF, NUL or other control characters (a tab is allowed)"
+            raise CliError(
+                f"--header {header!r} holds {_named(control.group())}; a header's name "
+                "and value cannot hold CR, LF, NUL or other control characters (a tab is allowed)",
+                USAGE,
             )
         key, sep, value = header.partition(":")
         if not sep or not _TOKEN.fullmatch(key.strip()):
-            raise SystemExit(f"mcpkit: --header takes 'Name: value', not {header!r}")
+            raise CliError(f"--header takes 'Name: value', not {header!r}", USAGE)
         fields[key.strip()] = value.strip()
     return Launch(name or host, url=url, headers=fields)
 
@@ -164,7 +169,7 @@ def parse_env(items: list[str]) -> dict[str, str]:
     for item in items:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
-            raise SystemExit(f"mcpkit: --env takes KEY=VALUE, not {item!r}")
+            raise CliError(f"--env takes KEY=VALUE, not {item!r}", USAGE)
         env[key.strip()] = value
     return env
 
@@ -175,7 +180,7 @@ def read_env_file(path: str) -> dict[str, str]:
     try:
         lines = Path(path).read_text(encoding="utf-8").splitlines()
     except OSError as exc:
-        raise SystemExit(f"mcpkit: cannot read --env-file {path}: {exc.strerror}") from None
+        raise CliError(f"cannot read --env-file {path}: {exc.strerror}", USAGE) from None
     env = {}
     for number, raw in enumerate(lines, 1):
         line = raw.strip()
@@ -185,7 +190,7 @@ def read_env_file(path: str) -> dict[str, str]:
         key, sep, value = line.partition("=")
         key, value = key.strip(), value.strip()
         if not sep or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.-]*", key):
-            raise SystemExit(f"mcpkit: {path}, line {number}: expected KEY=VALUE")
+            raise CliError(f"{path}, line {number}: expected KEY=VALUE", USAGE)
         if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
             value = value[1:-1]
         elif " #" in value:
