@@ -420,7 +420,8 @@ def test_resource_subscription(cell: Cell, connect: Connect) -> None:
         uri, other = f"matrix://items/{key}", f"matrix://items/{key}-other"
         async with connect() as client:
             subscribe = cell.has("resource_subscribe")
-            assert client.server_capabilities["resources"].get("subscribe") is (True if subscribe else None)
+            # Declared in both eras: 2026-07-28's `subscribe` is resourceSubscriptions on listen.
+            assert client.server_capabilities["resources"].get("subscribe") is True
             if subscribe:  # handshake era: listen() sends resources/subscribe
                 with pytest.raises(MethodNotFound):
                     await client.request(

@@ -105,7 +105,9 @@ class Server(ToolsAPI, AppsAPI, PromptsAPI, ToolSearchAPI):
         caps = super().capabilities(scope)
         for kind in self.list_changed_kinds:
             caps[kind] = {**caps.get(kind, {}), "listChanged": True}
-        if "resources" in caps and scope.has("resource_subscribe"):
+        # Updates of one resource: by resources/subscribe in the handshake era, by a listen
+        # stream's resourceSubscriptions in 2026-07-28; `subscribe` declares either.
+        if "resources" in caps and (scope.has("resource_subscribe") or scope.has("subscriptions_listen")):
             caps["resources"]["subscribe"] = True
         if any(tool.task_support != "forbidden" for tool in self._tools.values()):
             if scope.has("tasks"):
