@@ -76,7 +76,11 @@ class Subscriptions:
     async def _subscribe(self, uri: str, server: str) -> None:
         upstream = self.upstreams[server]
         client = upstream.client
-        if client is None or not client.server_capabilities.get("resources", {}).get("subscribe"):
+        # resources/subscribe is the handshake era's; a 2026-07-28 server's `subscribe` means
+        # resourceSubscriptions on a listen stream, which this table does not open.
+        if client is None or client.protocol_version >= "2026":
+            return
+        if not client.server_capabilities.get("resources", {}).get("subscribe"):
             return
         with contextlib.suppress(MCPError):
             await upstream.call(lambda c: c.subscribe_resource(uri))
