@@ -802,3 +802,53 @@ def test_a_lone_request_whose_stream_is_dropped_is_cancelled_or_goes_on_as_its_r
             assert served.streams == {} and served.served.peer._running == {}
 
     asyncio.run(main())
+
+
+_V = "io.modelcontextprotocol/protocolVersion"
+_CAPS = "io.modelcontextprotocol/clientCapabilities"
+_LIST = "tools/list"
+
+
+@pytest.mark.parametrize(
+    ("meta", "headers", "status", "code"),
+    [
+        # The version header contradicts _meta: -32020 before anything else is looked at.
+        ({_V: "2026-07-28"}, {"mcp_protocol_version": "2025-11-25", "mcp_method": _LIST}, 400, -32020),
+        # The lifecycle refuses what _meta says (a version that is no string or is not served, no
+        # capabilities) ...
+        ({_V: 20260728, _CAPS: {}}, {"mcp_method": _LIST}, 400, -32022),
+        (
+            {_V: "1999-01-01", _CAPS: {}},
+            {"mcp_protocol_version": "1999-01-01", "mcp_method": _LIST},
+            400,
+            -32022,
+        ),
+        ({_V: "2026-07-28"}, {"mcp_protocol_version": "2026-07-28", "mcp_method": _LIST}, 400, -32602),
+        # ... before the other headers are held against the body.
+        ({_V: "2026-07-28"}, {"mcp_protocol_version": "2026-07-28", "mcp_method": "ping"}, 400, -32602),
+        (
+            {_V: "2026-07-28", _CAPS: {}},
+            {"mcp_protocol_version": "2026-07-28", "mcp_method": "ping"},
+            400,
+            -32020,
+        ),
+        (
+            {_V: "2026-07-28", _CAPS: {}},
+            {"mcp_protocol_version": "2026-07-28", "mcp_method": _LIST},
+            200,
+            None,
+        ),
+    ],
+)
+def test_a_2026_request_is_refused_by_its_headers_and_its_lifecycle_in_that_order(
+    meta: dict[str, Any], headers: dict[str, str], status: int, code: int | None
+) -> None:
+    message = {"jsonrpc": "2.0", "id": 7, "method": _LIST, "params": {"_meta": meta}}
+    sent = asyncio.run(post(make_app(), message, **headers))
+    assert sent[0]["status"] == status
+    answer = json.loads(b"".join(e.get("body", b"") for e in sent[1:]))
+    assert answer["id"] == 7
+    if code is None:
+        assert [tool["name"] for tool in answer["result"]["tools"]] == ["echo"]
+    else:
+        assert answer["error"]["code"] == code

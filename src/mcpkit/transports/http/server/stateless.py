@@ -83,10 +83,10 @@ async def answer_stateless(
         # A header that contradicts the body is -32020 before anything.
         if isinstance(sent, str) and headers.get("mcp-protocol-version") != sent:
             _check_version_header(headers, sent)
+        # Admitted, the scope's version is the one _meta names, checked against its header above
+        # (a request without one is refused here), so only the other headers are left to check.
         conn = ServerConnection()
         scope = conn.admit(request)
-        if scope.version != sent:  # (the same version was checked above)
-            _check_version_header(headers, scope.version)
         _check_headers(request, params, headers, endpoint)
     except RPCError as exc:
         await error(send, STATUS_OF_CODE.get(exc.code, 400), request.id, exc.code, exc.message, data=exc.data)
