@@ -1,0 +1,204 @@
+"""The gateway hop: what ``mcpkit gateway --transport http`` adds to a call, beside fastmcp's proxy.
+
+    python gateway_hop.py [--seconds S] [--rounds N] [--only NAME,...]
+
+One mcpkit echo server (``servers/mcpkit_server.py``) is the upstream, over stdio or Streamable
+HTTP. One caller (mcpkit's ``Client``, 2026-07-28, over HTTP) calls ``echo`` one call at a time:
+
+- ``direct_stdio`` / ``direct_http``: the caller reaches the upstream itself (its own stdio child,
+  or the HTTP server);
+- ``gateway_stdio`` / ``gateway_http``: through ``mcpkit gateway --transport http``;
+- ``fastmcp_stdio`` / ``fastmcp_http``: through fastmcp's ``create_proxy(...).run("http")``;
+- ``keyed_stdio``: through the gateway to a handshake-era upstream, the caller declaring
+  elicitation and naming its session in ``_meta`` (``io.mcpkit/session``), against
+  ``gateway_stdio`` (same upstream, no callbacks declared, as ``gateway_stdio_handshake``).
+
+Per row: p50 latency, and the proxy process's own CPU per call (``/proc/PID/stat`` user+system of
+the gateway or proxy process alone, its children not counted). The rows take turns in rounds (the
+machine's speed moves) and each figure is the median of its rounds; ``added_p50_us`` is a row's
+p50 less its direct row's in the same round.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+BENCH = Path(__file__).resolve().parent
+ROOT = BENCH.parent
+SERVER = BENCH / "servers" / "mcpkit_server.py"
+PY = sys.executable
+TICK = os.sysconf("SC_CLK_TCK")
+FASTMCP_PROXY = """
+import sys
+from fastmcp.server import create_proxy
+target = sys.argv[2] if sys.argv[2].startswith("http") else {"mcpServers": {"up": {"command": sys.argv[2], "args": sys.argv[3:]}}}
+create_proxy(target, name="proxy").run(transport="http", host="127.0.0.1", port=int(sys.argv[1]), show_banner=False, log_level="warning")
+"""
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _cpu(pid: int) -> float:
+    """The process's own user+system seconds (its children not counted)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICK
+
+
+def _start(argv: list[str], port: int) -> subprocess.Popen[bytes]:
+    process = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    import socket
+
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        with socket.socket() as sock:
+            if sock.connect_ex(("127.0.0.1", port)) == 0:
+                return process
+        time.sleep(0.1)
+    process.kill()
+    raise RuntimeError(f"{argv} did not listen on {port}")
+
+
+async def _measure(
+    client: Any, tool: str, seconds: float, pid: int | None, meta: dict[str, Any] | None
+) -> dict[str, float]:
+    params: dict[str, Any] = {"name": tool, "arguments": {"text": "hello"}}
+    if meta:
+        params["_meta"] = meta
+    for _ in range(200):  # warm
+        await client.request("tools/call", params)
+    latencies: list[float] = []
+    cpu0 = _cpu(pid) if pid else 0.0
+    deadline = time.perf_counter() + seconds
+    while (now := time.perf_counter()) < deadline:
+        await client.request("tools/call", params)
+        latencies.append(time.perf_counter() - now)
+    cpu = (_cpu(pid) - cpu0) if pid else 0.0
+    return {
+        "p50_us": statistics.median(latencies) * 1e6,
+        "proxy_cpu_us": cpu / len(latencies) * 1e6 if pid else 0.0,
+        "calls": len(latencies),
+    }
+
+
+async def _row(
+    name: str, url: str | list[str], tool: str, seconds: float, pid: int | None, **client: Any
+) -> dict[str, float]:
+    from mcpkit import Client
+
+    meta = client.pop("meta", None)
+    async with Client(url, **client) as caller:
+        deadline = time.monotonic() + 60
+        while tool not in [t.name for t in await caller.list_tools()]:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{name}: no tool {tool}")
+            await asyncio.sleep(0.2)
+        return await _measure(caller, tool, seconds, pid, meta)
+
+
+async def _accept(params: dict[str, Any]) -> dict[str, Any]:
+    return {"action": "accept", "content": {}}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--seconds", type=float, default=3.0)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--only", default="")
+    args = parser.parse_args()
+    only = set(filter(None, args.only.split(",")))
+    tmp = Path(tempfile.mkdtemp(prefix="gateway-hop-"))
+    stdio = [PY, "-m", "mcpkit", "run", str(SERVER)]
+    up_port = _free_port()
+    processes = [_start([*stdio, "--transport", "http", "--port", str(up_port)], up_port)]
+    up_url = f"http://127.0.0.1:{up_port}/mcp"
+    fronts: dict[str, tuple[str, int]] = {}
+
+    def gateway(label: str, entry: dict[str, Any]) -> None:
+        path = tmp / f"{label}.json"
+        extra = {"audit": {"path": os.devnull}, "policy": {"default": "allow"}}
+        path.write_text(json.dumps({"mcpServers": {"up": entry}, "mcpkit": extra}))
+        port = _free_port()
+        processes.append(
+            _start(
+                [PY, "-m", "mcpkit", "gateway", str(path), "--transport", "http", "--port", str(port)], port
+            )
+        )
+        fronts[label] = (f"http://127.0.0.1:{port}/mcp", processes[-1].pid)
+
+    def fastmcp(label: str, target: list[str]) -> None:
+        port = _free_port()
+        processes.append(_start([PY, "-c", FASTMCP_PROXY, str(port), *target], port))
+        fronts[label] = (f"http://127.0.0.1:{port}/mcp", processes[-1].pid)
+
+    try:
+        gateway("gateway_stdio", {"command": stdio[0], "args": stdio[1:]})
+        gateway("gateway_http", {"url": up_url})
+        gateway(
+            "gateway_stdio_handshake",
+            {"command": stdio[0], "args": stdio[1:], "protocolVersion": "2025-11-25"},
+        )
+        if not only or "fastmcp" in only:
+            fastmcp("fastmcp_stdio", stdio)
+            fastmcp("fastmcp_http", [up_url])
+        rows: dict[str, list[dict[str, float]]] = {}
+        for _ in range(args.rounds):
+            results: dict[str, dict[str, float]] = {}
+
+            async def one_round(results: dict[str, dict[str, float]]) -> None:
+                results["direct_stdio"] = await _row("direct_stdio", stdio, "echo", args.seconds, None)
+                results["direct_http"] = await _row("direct_http", up_url, "echo", args.seconds, None)
+                for label, (url, pid) in fronts.items():
+                    tool = "echo" if label.startswith("fastmcp") else "up__echo"
+                    results[label] = await _row(label, url, tool, args.seconds, pid)
+                url, pid = fronts["gateway_stdio_handshake"]
+                results["keyed_stdio"] = await _row(
+                    "keyed_stdio",
+                    url,
+                    "up__echo",
+                    args.seconds,
+                    pid,
+                    elicitation=_accept,
+                    meta={"io.mcpkit/session": "bench"},
+                )
+
+            asyncio.run(one_round(results))
+            for label, figures in results.items():
+                direct = results["direct_http" if label.endswith("_http") else "direct_stdio"]["p50_us"]
+                if label == "keyed_stdio":
+                    direct = results["gateway_stdio_handshake"]["p50_us"]
+                figures["added_p50_us"] = figures["p50_us"] - direct
+                figures["added_p50_vs_http_us"] = figures["p50_us"] - results["direct_http"]["p50_us"]
+                rows.setdefault(label, []).append(figures)
+            print(
+                json.dumps({k: {f: round(v, 1) for f, v in r.items()} for k, r in results.items()}),
+                file=sys.stderr,
+            )
+        table = {
+            label: {key: round(statistics.median(r[key] for r in runs), 1) for key in runs[0]}
+            for label, runs in rows.items()
+        }
+        print(json.dumps(table, indent=1))
+    finally:
+        for process in processes:
+            process.terminate()
+            process.wait(10)
+
+
+if __name__ == "__main__":
+    main()
