@@ -94,7 +94,7 @@ def test_interactive_shell_prompts_for_missing_arguments(tmp_path: Path) -> None
     out = proc.stdout
     assert "8 tools from 2 servers" in out
     assert "call NAME [key=value ...]" in out  # help
-    assert '"name": "weather__get_weather"' in out  # describe
+    assert "weather__get_weather(location: str)" in out  # describe: the signature
     assert "location (City name or zip code): " in out  # the prompt for the required argument
     assert "Current weather in Tallinn" in out
     assert "weather: ready" in out
