@@ -218,9 +218,7 @@ def test_tools_and_call_on_a_config(tmp_path: Path) -> None:
     listed = mcpkit_cli("tools", "--config", cfg, env=env)
     assert listed.returncode == 0, listed.stderr
     lines = listed.stdout.splitlines()
-    assert (
-        "weather__forecast(location: str, days?: int)  allow  Forecast for the next days" in lines[2]
-    )
+    assert "weather__forecast(location: str, days?: int)  allow  Forecast for the next days" in lines[2]
     assert any(line.startswith("box__delete_everything()  ask  ") for line in lines)
     one = mcpkit_cli("tools", "--config", cfg, "weather", "--json", env=env)
     assert one.returncode == 0, one.stderr
