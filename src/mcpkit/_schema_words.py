@@ -22,7 +22,7 @@ mcpkit._schema_words.WordsError: argument order.qty='two': order.qty must be an 
 
 from __future__ import annotations
 
-import difflib
+import copy
 import json
 from collections.abc import Iterable, Sequence
 from typing import Any, Final
@@ -46,6 +46,8 @@ def suggest(name: str, known: Iterable[str], kind: str, where: str) -> str:
     >>> suggest("forecats", ["forecast", "alerts"], "tool", "weather")
     "no tool 'forecats' on weather; did you mean forecast?"
     """
+    import difflib  # here: only a name that is not known pays for it
+
     known = list(known)
     close = difflib.get_close_matches(name, known, n=3, cutoff=0.6)
     if close:
@@ -138,7 +140,8 @@ def arguments_from_words(
     Raises:
         WordsError: a word is not ``key=value``, its key is unknown, its value has the wrong type.
     """
-    arguments: dict[str, Any] = dict(base or {})
+    # A copy: dotted keys fill in nested objects, and the caller's base stays as it was.
+    arguments: dict[str, Any] = copy.deepcopy(base) if base else {}
     root = read_schema(schema) if schema is not None else None
     # A schema that lists its properties takes no others (unless it says so); an object below
     # that lists none is a free-form dict.
