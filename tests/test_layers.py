@@ -48,6 +48,7 @@ LAYERS: Final[list[tuple[float, str, tuple[str, ...]]]] = [
             "_naming",
             "_secrets",
             "_schema_view",
+            "_schema_tree",
             "_schema_words",
             "_visibility",
             "types",
