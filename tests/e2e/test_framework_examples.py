@@ -249,7 +249,7 @@ def test_mcpkit_tools_lists_both_examples(tmp_path: Path) -> None:
     env = {**os.environ, "NOTES_DB": str(tmp_path / "notes.db")}
     for example, first in (
         ("notes_sqlite.py", "add_note("),
-        ("composite.py", "current_weather(city: string)"),
+        ("composite.py", "current_weather(city: str)"),
     ):
         done = subprocess.run(
             [sys.executable, "-m", "mcpkit", "tools", str(EXAMPLES / example)],
