@@ -1,6 +1,6 @@
 """What the framework's layers cost per call: one no-op middleware, and a call through a mount.
 
-    .venv/bin/python bench/framework.py [--seconds S] [--rounds N] [--only CASE...] [--json]
+    .venv/bin/python bench/framework.py [--seconds S] [--rounds N] [--only CASE...] [--json] [--calls]
 
 Each case is a server whose ``tools/call echo`` (the benchmark's ``async def`` echo) is started
 through :meth:`LowLevelServer.start <mcpkit.LowLevelServer.start>`, the entry every transport
@@ -19,6 +19,8 @@ The cases, each in the handshake era (2025-11-25 session) and in 2026-07-28:
 Rounds take turns (the order rotating) and each figure is the median of its rounds. The rows
 derived from them: one no-op middleware (``noop_mw - plain``, and ``noop_mw - other_mw``: the
 layer itself), and a mounted call (``mounted - child``); the target of each is under 2 µs.
+Time on a shared machine moves by half between runs; ``--calls`` prints instead what does not
+move: the Python functions one call enters, per case and era (:func:`python_calls`).
 ``./dev bench`` runs this as its ``framework`` step (:func:`bench_framework`).
 """
 
@@ -132,6 +134,43 @@ async def per_call_us(server: Any, tool: str, era: str, seconds: float) -> float
     return cpu / calls * 1e6
 
 
+def python_calls(server: Any, tool: str, era: str) -> int:
+    """How many Python functions one ``tools/call`` of *tool* on *server* in *era* enters (the
+    request's own making left out), once warm: a count that is the same on every run."""
+    from mcpkit import Request
+
+    conn, outbound, meta = scope_of(era)
+
+    def request(rid: int) -> Any:
+        params: dict[str, Any] = {"name": tool, "arguments": {"text": "hello, benchmark"}}
+        if meta:
+            params["_meta"] = meta
+        return Request(id=rid, method="tools/call", params=params)
+
+    async def run() -> int:
+        for rid in range(3):  # warm: routes found, handlers checked once
+            first = request(rid)
+            await server.start(first, conn.admit(first), outbound, conn)
+        measured = request(99)
+        scope = conn.admit(measured)
+        entered = 0
+
+        def count(frame: Any, event: str, arg: Any) -> None:
+            nonlocal entered
+            entered += event == "call"
+
+        sys.setprofile(count)
+        try:
+            result = await server.start(measured, scope, outbound, conn)
+        finally:
+            sys.setprofile(None)
+        if result.get("isError"):
+            raise RuntimeError(f"{tool} failed: {result}")
+        return entered
+
+    return asyncio.run(run())
+
+
 def in_turn(items: Sequence[str], index: int) -> list[str]:
     shift = index % len(items)
     return [*items[shift:], *items[:shift]]
@@ -215,7 +254,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--only", nargs="*", choices=CASES, default=list(CASES))
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser.add_argument("--calls", action="store_true", help="count Python calls per call instead of timing")
     args = parser.parse_args(argv)
+    if args.calls:
+        for era in ERAS:
+            counts = {case: python_calls(*build(case), era) for case in args.only}
+            print(era, " ".join(f"{case}={count}" for case, count in counts.items()))
+        return 0
     data = measure(args.seconds, args.rounds, args.only)
     if args.json:
         print(json.dumps(data))

@@ -116,17 +116,37 @@ def _tool_layer(layer: Middleware, inner: CallNext) -> CallNext:
         try:
             return await layer(call, inner)
         except ToolError as exc:
-            return CallToolResult(content=[TextContent(text=str(exc))], is_error=True)
+            return refused(exc)
 
     return through
 
 
+def refused(exc: ToolError) -> CallToolResult:
+    """The tool error result a ``tools/call`` middleware's *exc* answers (the tool does not run)."""
+    return CallToolResult(content=[TextContent(text=str(exc))], is_error=True)
+
+
 def as_call_result(result: dict[str, Any]) -> CallToolResult:
     """A ``CallToolResult`` dict as the struct middleware see: built directly for the usual result
-    (text blocks only), converted otherwise (it costs several times more)."""
+    (text blocks only), converted otherwise (it costs several times more).
+
+    >>> built = as_call_result({"content": [{"type": "text", "text": "hi"}], "isError": True})
+    >>> built.content, built.is_error
+    ([TextContent(text='hi', annotations=None, meta=None)], True)
+    """
     content = result.get("content")
     # Cheap tests first: a result made here has no other keys than these and _meta.
     if type(content) is list and len(result) <= 3 and "_meta" not in result:
+        if len(content) == 1:  # the most usual of all: one text block, tested without a loop
+            block = content[0]
+            if type(block) is dict and len(block) == 2 and block.get("type") == "text":
+                text = block.get("text")
+                if type(text) is str:
+                    return CallToolResult(
+                        content=[TextContent(text=text)],
+                        structured_content=result.get("structuredContent"),
+                        is_error=result.get("isError", False) is True,
+                    )
         blocks = []
         for block in content:
             text = block.get("text") if type(block) is dict and len(block) == 2 else None
@@ -166,17 +186,20 @@ def from_call_result(returned: Any, outcome: list[Any], scope: Any) -> Any:
 class MiddlewareStack:
     """A server's middleware, each for every method or for some, and each method's chain."""
 
-    __slots__ = ("_built", "_chains", "_layers")
+    __slots__ = ("_built", "_chains", "_layers", "for_tools")
 
     def __init__(self) -> None:
         self._layers: list[tuple[Middleware, frozenset[str] | None]] = []
         self._chains: dict[str, list[Middleware]] = {}
         self._built: dict[tuple[int, bool], CallNext] = {}  # (id of a layers list, tools/call)
+        #: ``layers_for("tools/call")``, kept as an attribute: the fast path reads it on every call.
+        self.for_tools: list[Middleware] = []
 
     def add(self, fn: Middleware, methods: frozenset[str] | None) -> None:
         self._layers.append((fn, methods))
         self._chains.clear()
         self._built.clear()
+        self.for_tools = self.layers_for("tools/call")
 
     def chain(self, layers: list[Middleware], tool_calls: bool) -> CallNext:
         """*layers* wrapped around the request's own endpoint (set in :data:`ENDPOINT`), built
@@ -186,6 +209,19 @@ class MiddlewareStack:
         if built is None:
             built = self._built[key] = _chain(layers, _innermost, tool_calls=tool_calls)
         return built
+
+    async def through(
+        self, layers: list[Middleware], call: Call, endpoint: CallNext, tool_calls: bool
+    ) -> Any:
+        """*call* through *layers* to this request's *endpoint*. One middleware (the usual) is
+        handed *endpoint* itself as its ``call_next``: no chain, and no context variable to set."""
+        if len(layers) == 1:
+            return await layers[0](call, endpoint)
+        token = ENDPOINT.set(endpoint)
+        try:
+            return await self.chain(layers, tool_calls)(call)
+        finally:
+            ENDPOINT.reset(token)
 
     def __bool__(self) -> bool:
         return bool(self._layers)
@@ -209,15 +245,12 @@ class MiddlewareStack:
         def plain(c: Call) -> Awaitable[Any]:
             return handler(c.params, c.context)
 
-        token = ENDPOINT.set(handed if tool_calls else plain)
         try:
-            returned = await self.chain(layers, tool_calls)(call)
+            returned = await self.through(layers, call, handed if tool_calls else plain, tool_calls)
         except ToolError as exc:  # refused by the outermost middleware: a tool error result
             if not tool_calls:
                 raise
-            returned = CallToolResult(content=[TextContent(text=str(exc))], is_error=True)
-        finally:
-            ENDPOINT.reset(token)
+            returned = refused(exc)
         return from_call_result(returned, outcome, call.context.scope) if tool_calls else returned
 
 

@@ -19,6 +19,12 @@ def test_docstring_examples_run(name: str) -> None:
     assert failed == 0 and attempted > 0
 
 
+def test_the_core_examples_run() -> None:
+    core = importlib.import_module("mcpkit._middleware")
+    failed, attempted = doctest.testmod(core, optionflags=doctest.ELLIPSIS)
+    assert failed == 0 and attempted > 0
+
+
 def test_import_mcpkit_does_not_load_the_package() -> None:
     code = "import sys, mcpkit; print(any(m.startswith('mcpkit.middleware') for m in sys.modules))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)

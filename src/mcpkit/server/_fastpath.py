@@ -12,7 +12,7 @@ from .. import _jsonrpc as jsonrpc
 from .._compat import shape_call_result
 from .._connection import Scope, ServerConnection
 from .._errors import InternalError, RPCError, ToolError
-from .._middleware import ENDPOINT, Call, Middleware, from_call_result, handed_on
+from .._middleware import Call, Middleware, as_call_result, from_call_result, refused
 from .._mrtr import InputRequired
 from .._signature import ArgumentError, ToolSignature
 from ..context import Context
@@ -44,12 +44,7 @@ class PlainCalls(TransformsAPI):
         async def _call_tool(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]: ...
 
     def start_now(
-        self,
-        request: jsonrpc.Request,
-        scope: Scope,
-        outbound: Outbound,
-        conn: ServerConnection,
-        answering: LowLevelServer | None = None,
+        self, request: jsonrpc.Request, scope: Scope, outbound: Outbound, conn: ServerConnection
     ) -> Awaitable[Any] | None:
         """A ``tools/call`` of a plain tool: a ``def`` tool's as the future of its worker thread's
         job, an ``async def`` tool's as one coroutine.
@@ -65,30 +60,77 @@ class PlainCalls(TransformsAPI):
         :meth:`_run_tool` as written here);
         every other takes :meth:`handle`, which answers the same call the same way.
 
-        A call of a mounted server's tool starts that server's shortest way (*answering*, the
-        server the client asked, completes its 2026-07-28 result); ``tools/call`` middleware of an
-        ``async def`` tool runs here too (:meth:`_call_layered`).
+        A call of a mounted server's tool goes straight to that server's shortest way
+        (:meth:`_start_named`); ``tools/call`` middleware of an ``async def`` tool runs here too
+        (:meth:`_call_layered`).
         """
-        answering = self if answering is None else answering
         if request.method != "tools/call":
             return None
         params = request.params
         # A 2026-07-28 retry (with requestState) opens the sealed answers in handle().
-        if not isinstance(params, dict) or (scope.stateless and "requestState" in params):
-            return None
-        name: Any = params.get("name")  # a str wherever a tool is found
-        tool = self._tools.get(name) if isinstance(name, str) else None
-        layers = self._middleware.layers_for("tools/call") if self._middleware is not None else None
-        if tool is None:
-            if self._mounts and not layers:
-                return self._start_mounted(request, params, name, scope, outbound, conn, answering)
-            return None
         if (
-            (self._composed and self._reshaped())
-            or (conn is not None and conn.session_state is not None)
-            or self.telemetry is not None
+            not isinstance(params, dict)
             or "task" in params
-            or tool.signature.inline
+            or (conn is not None and conn.session_state is not None)
+            or ("requestState" in params and scope.stateless)
+        ):
+            return None
+        name: Any = params.get("name")
+        arguments = params.get("arguments")
+        if not isinstance(name, str) or (arguments is not None and not isinstance(arguments, dict)):
+            return None
+        return self._start_named(name, params, arguments, request.id, scope, outbound, conn, params, self)
+
+    def _start_named(
+        self,
+        name: str,
+        params: dict[str, Any],
+        arguments: dict[str, Any] | None,
+        request_id: Any,
+        scope: Scope,
+        outbound: Outbound,
+        conn: ServerConnection,
+        asked: dict[str, Any],
+        answering: LowLevelServer,
+    ) -> Awaitable[Any] | None:
+        """:meth:`start_now` of the tool this server calls *name* (*params* as it sees them), once
+        the request itself qualifies. A mounted server's tool is started by that server's own
+        :meth:`_start_named` under its own name: no second request, no second look at the
+        request. *asked* is the request's params as the client sent them (what a 2026-07-28
+        ``input_required`` seals), and *answering* the server the client asked (it completes a
+        2026-07-28 result)."""
+        # tools/call answered by _call_tool and _run_tool as written here (see _answers_plainly):
+        # once found ours, one identity test per call.
+        if self._handlers.get("tools/call") is not self._our_call_handler and not self._answers_plainly():
+            return None
+        if self.telemetry is not None:
+            return None
+        if self._composed:
+            hidden = self.hidden  # its sets read directly: Filter.__bool__ is a call of its own
+            if hidden.names or hidden.tags or self._tool_transforms:
+                return None  # something is hidden or transformed: the catalogue decides
+        tool = self._tools.get(name)
+        middleware = self._middleware
+        layers = middleware.for_tools if middleware is not None else None
+        if tool is None:
+            if not self._mounts or layers:
+                return None
+            # Memoised routes: a namespaced name's mount, found once (see CatalogAPI._route).
+            routed = self._routes.get(name) or self._route(name)
+            if routed is None:
+                return None
+            mount, own = routed
+            child = mount.server
+            if not isinstance(child, PlainCalls):
+                return None
+            # params still say the name asked for here: read for their _meta only, or copied with
+            # the mounted server's name where its middleware sees them.
+            return child._start_named(
+                own, params, arguments, request_id, scope, outbound, conn, asked, answering
+            )
+        signature = tool.signature
+        if (
+            signature.inline
             or tool.timeout is not None
             or self.tool_timeout is not None
             or tool.rate_limit is not None
@@ -96,12 +138,6 @@ class PlainCalls(TransformsAPI):
             or tool.task_support != "forbidden"
         ):
             return None
-        if not self._answers_plainly():
-            return None
-        arguments = params.get("arguments")
-        if arguments is not None and not isinstance(arguments, dict):
-            return None
-        signature = tool.signature
         if signature.skipped and scope.stateless and not layers:
             return None  # its Context may ask the client for input: handle()'s rounds answer that
         if layers and not signature.is_async:
@@ -110,36 +146,35 @@ class PlainCalls(TransformsAPI):
             kwargs = signature.bind(arguments)
         except ArgumentError:
             return None  # handle() answers it
+        if layers:
+            if params.get("name") != name:  # a mounted server's middleware sees its own name
+                params = {**params, "name": name}
+            layered = ToolCall(
+                "tools/call", params, None, None, self, tool.fn, kwargs, name, signature, scope, outbound,
+                request_id, conn,
+            )  # fmt: skip
+            if signature.skipped:  # the tool takes a Context: made now (else when asked for)
+                ctx = layered.context
+                for param in signature.skipped:
+                    kwargs[param] = ctx
+            return self._call_layered(layers, layered, asked, answering)
         if signature.skipped:
-            ctx = self._context_of(outbound, request.id, scope, params, conn)
+            ctx = self._context_of(outbound, request_id, scope, params, conn)
             for param in signature.skipped:
                 kwargs[param] = ctx
-        if layers:
-            # The Context is made when first asked for: by the tool (above), or by a middleware.
-            layered = (
-                Call("tools/call", params, ctx)
-                if signature.skipped
-                else Call(
-                    "tools/call",
-                    params,
-                    None,
-                    functools.partial(self._context_of, outbound, request.id, scope, params, conn),
-                )
-            )
-            return self._call_layered(layers, tool.fn, kwargs, name, signature, scope, layered, answering)
         if signature.is_async:
             call: Awaitable[dict[str, Any]] = self._call_now(
-                tool.fn, kwargs, name, signature, scope, params, answering
+                tool.fn, kwargs, name, signature, scope, asked, answering
             )
             return call
 
-        finish = functools.partial(self._call_outcome, name, signature, scope, params, answering)
+        finish = functools.partial(self._call_outcome, name, signature, scope, asked, answering)
         if not isinstance(outbound, Peer):
             return run_sync(tool.fn, kwargs, finish)
         # The peer knows its loop: asking asyncio for it costs a getpid(2) system call per call. A
         # lone call's answer goes out from the worker thread where the transport can take it
         # there (stdio): finish then runs on that thread, and is safe to (it shapes a value).
-        return run_sync(tool.fn, kwargs, finish, outbound.event_loop(), outbound.thread_answerer(request.id))
+        return run_sync(tool.fn, kwargs, finish, outbound.event_loop(), outbound.thread_answerer(request_id))
 
     async def _call_now(
         self,
@@ -161,24 +196,21 @@ class PlainCalls(TransformsAPI):
             return self._call_outcome(name, signature, scope, params, answering, exc, None)
         return self._call_outcome(name, signature, scope, params, answering, None, value)
 
-    def _reshaped(self) -> bool:
-        """Whether anything is hidden or transformed (what a mount alone never does)."""
-        hidden = self.hidden  # its sets read directly: Filter.__bool__ is a call of its own
-        return bool(hidden.names or hidden.tags or self._tool_transforms)
-
     def _answers_plainly(self) -> bool:
         """Whether ``tools/call`` is answered by :meth:`_call_tool` and :meth:`_run_tool` as
         written, not a handler set in its place or an override: then a shorter way answers alike.
         The bound method registered is one object: once it has passed, its identity says so."""
         handler = self._handlers.get("tools/call")
-        if handler is not self._our_call_handler:
-            if (
-                getattr(handler, "__func__", None) is not type(self)._plain_call_tool
-                or getattr(handler, "__self__", None) is not self
-            ):
-                return False
-            self._our_call_handler = handler
-        return getattr(type(self), "_run_tool", None) is type(self)._plain_run_tool
+        if handler is self._our_call_handler:
+            return True
+        if (
+            getattr(handler, "__func__", None) is not type(self)._plain_call_tool
+            or getattr(handler, "__self__", None) is not self
+            or getattr(type(self), "_run_tool", None) is not type(self)._plain_run_tool
+        ):
+            return False
+        self._our_call_handler = handler  # remembered only when both hold: its identity says so
+        return True
 
     def _context_of(
         self,
@@ -193,83 +225,31 @@ class PlainCalls(TransformsAPI):
         ctx.lifespan = self.running.value
         return ctx
 
-    def _start_mounted(
-        self,
-        request: jsonrpc.Request,
-        params: dict[str, Any],
-        name: Any,
-        scope: Scope,
-        outbound: Outbound,
-        conn: ServerConnection,
-        answering: LowLevelServer,
-    ) -> Awaitable[Any] | None:
-        """A mounted server's tool, by that server's shortest way (when nothing here stands
-        between: no telemetry, nothing hidden or transformed, no session filter)."""
-        if (
-            not isinstance(name, str)
-            or self.telemetry is not None
-            or self._reshaped()
-            or (conn is not None and conn.session_state is not None)
-            or not self._answers_plainly()
-        ):
-            return None
-        routed = self._route(name)
-        if routed is None:
-            return None
-        mount, own = routed
-        child = mount.server
-        if not isinstance(child, PlainCalls):
-            return None
-        inner = jsonrpc.Request(id=request.id, method="tools/call", params={**params, "name": own})
-        return child.start_now(inner, scope, outbound, conn, answering)
-
     async def _call_layered(
-        self,
-        layers: list[Middleware],
-        fn: Callable[..., Any],
-        kwargs: dict[str, Any],
-        name: str,
-        signature: ToolSignature,
-        scope: Scope,
-        call: Call,
-        answering: LowLevelServer,
+        self, layers: list[Middleware], call: ToolCall, asked: dict[str, Any], answering: LowLevelServer
     ) -> dict[str, Any]:
         """An ``async def`` tool's plain call through ``tools/call`` middleware, in one task: what
-        :meth:`_handle` and :meth:`_call_tool` would do, less their lookups."""
-        params = call.params
-        outcome: list[Any] = []  # the tool's result as a dict and as handed on (see handed_on)
-
-        async def endpoint(call: Call) -> Any:
-            if call.params is not params:  # a middleware passed on other params: the whole way
-                result = await self._call_tool(call.params, call.context)
-            else:
-                try:
-                    value = await fn(**kwargs)
-                except asyncio.CancelledError:
-                    raise
-                except InputRequired:
-                    raise  # through the middleware, as in handle()
-                except BaseException as exc:
-                    result = shape_call_result(self._outcome(name, signature, exc, None), scope)
-                else:
-                    result = shape_call_result(self._outcome(name, signature, None, value), scope)
-            return handed_on(result, outcome)
-
-        assert self._middleware is not None
-        token = ENDPOINT.set(endpoint)
+        :meth:`_handle` and :meth:`_call_tool` would do, less their lookups (see :class:`ToolCall`)."""
+        scope = call._scope
         try:
-            returned = await self._middleware.chain(layers, True)(call)
+            if len(layers) == 1:  # the usual: the one middleware gets the tool's step as call_next
+                returned = await layers[0](call, call.run_next)
+            else:
+                assert self._middleware is not None
+                returned = await self._middleware.through(layers, call, call.run_next, True)
         except ToolError as exc:  # refused by the outermost middleware
-            returned = CallToolResult(content=[TextContent(text=str(exc))], is_error=True)
+            returned = refused(exc)
         except InputRequired as need:
             if not scope.stateless:
                 raise InternalError("tools/call cannot ask the client for input") from None
-            result = answering._input_required("tools/call", params, call.context.answers, need)
+            result = answering._input_required("tools/call", asked, call.context.answers, need)
             answering._complete_stateless("tools/call", result, scope)
             return result
-        finally:
-            ENDPOINT.reset(token)
-        shaped: dict[str, Any] = from_call_result(returned, outcome, scope)
+        wire = call._wire
+        # The struct handed back unchanged: the dict it was made from (nothing to convert).
+        shaped: dict[str, Any] = (
+            wire if returned is call._built and wire is not None else from_call_result(returned, [], scope)
+        )
         if scope.stateless:
             answering._complete_stateless("tools/call", shaped, scope)
         return shaped
@@ -309,3 +289,72 @@ class PlainCalls(TransformsAPI):
         if isinstance(exc, RPCError) or not isinstance(exc, Exception):
             raise exc
         return tool_failed(name, exc, self.mask_errors)
+
+
+class ToolCall(Call):
+    """A plain tool's call on its way through ``tools/call`` middleware: the :class:`Call` they
+    see, carrying what running the tool needs, and :meth:`run_next`, the innermost
+    ``call_next``. One struct (made in C) per call, where closures over the same values cost
+    several times more; the Context is made when first asked for (a middleware that never reads
+    ``call.context``, around a tool that takes none, does not pay for it)."""
+
+    # Always given (positionally, after Call's own fields, which have defaults: so have these).
+    _server: PlainCalls = None  # type: ignore[assignment]
+    _fn: Callable[..., Any] = None  # type: ignore[assignment]
+    _kwargs: dict[str, Any] = None  # type: ignore[assignment]
+    _name: str = ""
+    _signature: ToolSignature = None  # type: ignore[assignment]
+    _scope: Scope = None  # type: ignore[assignment]
+    _outbound: Outbound = None  # type: ignore[assignment]
+    _request_id: Any = None
+    _conn: ServerConnection = None  # type: ignore[assignment]
+    _wire: dict[str, Any] | None = None  # the tool's result as the wire has it (see run_next)
+    _built: Any = None  # ... and as handed to the middleware
+
+    def __repr__(self) -> str:
+        return f"Call(method={self.method!r}, params={self.params!r})"
+
+    @property
+    def context(self) -> Context:
+        """The request's :class:`~mcpkit.Context`, made when first asked for."""
+        context = self._context
+        if context is None:
+            context = self._server._context_of(
+                self._outbound, self._request_id, self._scope, self.params, self._conn
+            )
+            self._context = context
+        return context
+
+    async def run_next(self, call: Call) -> Any:
+        """The tool, as the innermost ``call_next``: its result as a ``CallToolResult`` (or, where
+        a middleware passed on other params, what ``tools/call`` answers those)."""
+        server, scope = self._server, self._scope
+        if call.params is not self.params:  # a middleware passed on other params: the whole way
+            result = await server._call_tool(call.params, call.context)
+            if (
+                type(result) is not dict
+                or "content" not in result
+                or "task" in result
+                or "resultType" in result
+            ):
+                return result  # a task's creation (see handed_on)
+        else:
+            try:
+                value = await self._fn(**self._kwargs)
+            except asyncio.CancelledError:
+                raise
+            except InputRequired:
+                raise  # through the middleware, as in handle()
+            except BaseException as exc:
+                result = shape_call_result(server._outcome(self._name, self._signature, exc, None), scope)
+            else:
+                result = shape_call_result(server._outcome(self._name, self._signature, None, value), scope)
+                if type(value) is str:  # the usual: one text block of it (to_call_result), in any revision
+                    self._wire = result
+                    built = self._built = CallToolResult(
+                        [TextContent(value)], result.get("structuredContent")
+                    )
+                    return built
+        self._wire = result
+        built = self._built = as_call_result(result)
+        return built

@@ -54,6 +54,7 @@ _METHODS_OF: Final[dict[str, tuple[str, ...]]] = {
     "resources": ("resources/list", "resources/templates/list", "resources/read"),
 }
 _MAX_PAGES: Final = 1000  # a mounted server's list is read to its end, but not forever
+_MAX_ROUTES: Final = 4096  # routes remembered (see CatalogAPI._route)
 
 
 class Mount:
@@ -112,6 +113,8 @@ class CatalogAPI(ServerBase):
         self._mounted_in: list[CatalogAPI] = []
         self._tool_transforms: dict[str, Any] = {}
         self._composed = False
+        #: Namespaced names already routed (see :meth:`_route`): a routed call is a dict lookup.
+        self._routes: dict[str, tuple[Mount, str]] = {}
         #: What is disabled for everyone (``server.disable``).
         self.hidden = Filter()
 
@@ -157,6 +160,7 @@ class CatalogAPI(ServerBase):
                         f"mounting {server.info.name!r} without a namespace: {kind} {sorted(clash)[0]!r} is taken"
                     )
         self._mounts.append(Mount(server, namespace))
+        self._routes.clear()
         self._recompose()
         if isinstance(server, CatalogAPI):
             server._mounted_in.append(self)
@@ -264,6 +268,7 @@ class CatalogAPI(ServerBase):
         items = await self._own(kind, ctx)
         seen = {item[key] for item in items}
         for mount in self._mounts:
+            known = len(mount.names)
             for item in await _listed(mount.server, LIST_METHOD[kind], ctx):
                 identity = item.get(key)
                 if not isinstance(identity, str):
@@ -280,6 +285,8 @@ class CatalogAPI(ServerBase):
                     continue  # without a namespace, this server's own comes first
                 seen.add(shown)
                 items.append({**item, key: shown} if shown != identity else item)
+            if len(mount.names) != known:
+                self._routes.clear()  # a name was shortened (hashed): routes are found again
         if kind == "tools" and self._tool_transforms:
             items = self._transformed(items, ctx.scope)
         hidden = self.hidden
@@ -341,12 +348,23 @@ class CatalogAPI(ServerBase):
     # -- routing -----------------------------------------------------------------------------------
 
     def _route(self, name: str) -> tuple[Mount, str] | None:
-        """The mount a tool or prompt named *name* here belongs to, and its name there."""
+        """The mount a tool or prompt named *name* here belongs to, and its name there.
+
+        A namespaced name's route depends only on the mounts and the names they shortened, so it
+        is remembered until either changes (a mount, a list that shortens a new name); a name kept
+        as it is (no namespace) depends on what each mounted server has now, and is looked for on
+        every call."""
+        found = self._routes.get(name)
+        if found is not None:
+            return found
         for mount in self._mounts:
             if mount.namespace is not None:
                 own = mount.own_name(name)
                 if own is not None:
-                    return mount, own
+                    found = mount, own
+                    if len(self._routes) < _MAX_ROUTES:  # names a caller makes up are not kept forever
+                        self._routes[name] = found
+                    return found
         for mount in self._mounts:  # without a namespace: whoever has it
             if mount.namespace is None and _offers(mount.server, name):
                 return mount, name
