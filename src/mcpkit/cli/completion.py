@@ -157,6 +157,11 @@ def _fish(commands: list[_Command]) -> str:
         "# (or save it as ~/.config/fish/completions/mcpkit.fish)",
         "complete -c mcpkit -f",
         "complete -c mcpkit -n __fish_use_subcommand -l version -d 'print the version'",
+        # A command's fixed first argument (install HOST, completion SHELL) is offered alone, as
+        # bash and zsh do: files only come after it.
+        "function __mcpkit_first_argument",
+        "    test (count (commandline -opc)) -eq 2",
+        "end",
     ]
     for command in commands:
         lines.append(
@@ -166,8 +171,12 @@ def _fish(commands: list[_Command]) -> str:
         seen = f"-n '__fish_seen_subcommand_from {command.name}'"
         positional = command.choices.get("", [])
         if positional:
-            lines.append(f"complete -c mcpkit {seen} -a {_quoted(' '.join(positional))}")
-        lines.append(f"complete -c mcpkit {seen} -F")
+            first = f"-n '__fish_seen_subcommand_from {command.name}; and __mcpkit_first_argument'"
+            later = f"-n '__fish_seen_subcommand_from {command.name}; and not __mcpkit_first_argument'"
+            lines.append(f"complete -c mcpkit {first} -a {_quoted(' '.join(positional))}")
+            lines.append(f"complete -c mcpkit {later} -F")
+        else:
+            lines.append(f"complete -c mcpkit {seen} -F")
         for option in command.options:
             values = command.choices.get(option)
             takes = f" -x -a {_quoted(' '.join(values))}" if values else ""
