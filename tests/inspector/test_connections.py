@@ -282,3 +282,54 @@ def test_bad_settings_are_refused_with_the_line_that_is_wrong(page: Any) -> None
         wait_ready(page, "2026-07-28")
     finally:
         stop(inspector)
+
+
+def _backend(page: Any, op: str, params: dict[str, Any]) -> str:
+    """What the inspector's backend answers the page's own line to it: ``ok`` or the error's message."""
+    return str(
+        page.evaluate(
+            """async ([op, params]) => {
+                const { api } = await import("/static/state.js");
+                try { await api.op(op, params); return "ok"; } catch (error) { return error.message; }
+            }""",
+            [op, params],
+        )
+    )
+
+
+@pytest.mark.parametrize(
+    ("kind", "value", "setting", "text", "said"),
+    [
+        ("dev", "", "#opt-env", "not a pair", "environment variables, line 1: expected NAME=value"),
+        ("url", "ftp://127.0.0.1/mcp", "#opt-headers", "", "a URL target starts with http:// or https://"),
+    ],
+    ids=["bad-environment", "bad-url"],
+)
+def test_a_connect_refused_for_its_settings_leaves_no_connection_behind(
+    page: Any, tmp_path: Path, kind: str, value: str, setting: str, text: str, said: str
+) -> None:
+    inspector = start_dev("examples/weather.py")
+    try:
+        open_inspector(page, inspector)
+        assert _backend(page, "request", {"method": "tools/list"}) == "ok"  # connected to weather
+
+        page.click("#settings summary")
+        page.select_option("#target-kind", kind)
+        if value:
+            page.fill("#target-value", value)
+        if text:
+            page.fill(setting, text)
+        page.click("#connect")
+        page.wait_for_selector('#status[data-state="failed"]')
+        assert said in page.inner_text("#status")
+        assert page.locator(".tool-item").count() == 0 and page.inner_text("#tools-count") == ""
+
+        # The page shows no server, and the backend has none either: nothing reaches the old one.
+        assert _backend(page, "request", {"method": "tools/list"}) == "not connected"
+        assert _backend(page, "ping", {}) == "not connected"
+        assert _backend(page, "hostEntry", {}) == "connect to a server first"
+        page.click("#tabs [data-tab=server]")
+        assert page.inner_text("#server-detail") == "Not connected."
+        keep_screenshot(page.screenshot(), f"refused-{kind}.png", tmp_path)
+    finally:
+        stop(inspector)

@@ -116,14 +116,23 @@ class InspectorSession:
     async def connect(self, params: dict[str, Any]) -> dict[str, Any]:
         """Connect to ``params.target`` (dropping the current connection), at ``protocolVersion``
         (``"auto"`` or absent to negotiate), offering ``roots`` (a list of URIs), asking for log
-        messages from ``logLevel`` up (default ``info``; empty for the server's default)."""
-        target = Target.parse(params.get("target"), self.dev)
-        options = Options.parse(params)
+        messages from ``logLevel`` up (default ``info``; empty for the server's default).
+
+        Settings it refuses (``ValueError``) drop the current connection too: the page clears what
+        it showed on any failure, and the backend must not keep serving the server it no longer shows.
+        """
         asked = params.get("protocolVersion")
         version = None if asked in (None, "", "auto") else str(asked)
-        self._roots = _roots(params.get("roots"))
         async with self._connecting:
             await self.disconnect()
+            try:
+                target = Target.parse(params.get("target"), self.dev)
+                options = Options.parse(params)
+            except ValueError as exc:
+                self.target = None  # nothing to copy as a host entry either
+                self.emit("status", state="failed", error=str(exc))
+                raise
+            self._roots = _roots(params.get("roots"))
             self.target, self.options = target, options
             self._generation += 1
             generation = self._generation
