@@ -104,6 +104,8 @@ class Pool:
         self.keepalive = keepalive
         self._idle: list[Connection] = []
         self._open: set[Connection] = set()
+        #: Closed, their transports not yet done (a TLS one exchanges its closing alerts first).
+        self._closing: dict[Connection, asyncio.Future[None]] = {}
         self._count = 0  # open or opening
         self._waiters: collections.deque[asyncio.Future[Connection | None]] = collections.deque()
         self._ssl: ssl.SSLContext | None = None
@@ -172,6 +174,9 @@ class Pool:
             self._count -= 1
             self._wake()
             raise
+        if self._closed:  # closed while this one was opening: nothing would ever close it
+            connection.close()
+            raise ConnectError("the client is closed")
         self._open.add(connection)
         return connection
 
@@ -198,9 +203,19 @@ class Pool:
         """*connection* is closed: it no longer counts, and a waiting request may open another."""
         self._count -= 1
         self._open.discard(connection)
+        transport = connection.transport
+        if transport is not None and not connection.lost:
+            self._closing[connection] = self._loop.create_future()
         if connection in self._idle:
             self._idle.remove(connection)
         self._wake()
+
+    def gone(self, connection: Connection) -> None:
+        """*connection*'s transport is done."""
+        connection.lost = True
+        done = self._closing.pop(connection, None)
+        if done is not None and not done.done():
+            done.set_result(None)
 
     def _wake(self) -> None:
         while self._waiters:
@@ -216,6 +231,18 @@ class Pool:
             connection.close()
         self._idle.clear()
         self._wake()
+
+    async def aclose(self, grace: float = 1.0) -> None:
+        """:meth:`close`, then wait (*grace* seconds at most) for the transports to be done: a TLS
+        connection's closing alerts take a round trip, and a loop ended before that leaves its
+        socket open. Those still not done then are aborted."""
+        self.close()
+        closing = dict(self._closing)
+        if closing:
+            await asyncio.wait(closing.values(), timeout=grace)
+        for connection in closing:
+            if not connection.lost and connection.transport is not None:
+                connection.transport.abort()
 
     async def open(
         self, method: bytes, target: bytes, headers: bytes, body: bytes = b"", *, keep: bool = True

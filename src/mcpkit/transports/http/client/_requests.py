@@ -174,7 +174,7 @@ class Requests:
 
     async def aclose(self) -> None:
         for pool in self._pools.values():
-            pool.close()
+            await pool.aclose()
         if self._httpx is not None:
             await self._httpx.aclose()
 

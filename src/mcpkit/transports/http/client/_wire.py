@@ -63,7 +63,10 @@ class Owner(Protocol):
         """The answer is complete and the connection kept: it may take the next request."""
 
     def discard(self, connection: Connection) -> None:
-        """The connection is closed."""
+        """The connection is closed (by either side; its transport may still be shutting down)."""
+
+    def gone(self, connection: Connection) -> None:
+        """The connection's transport is done (after a TLS connection's closing exchange, say)."""
 
 
 class Connection(asyncio.Protocol):
@@ -78,6 +81,7 @@ class Connection(asyncio.Protocol):
         "closed",
         "idle_since",
         "keep",
+        "lost",
         "receiver",
         "reused",
         "transport",
@@ -90,6 +94,8 @@ class Connection(asyncio.Protocol):
         #: Where the answer being read goes; ``None`` between requests.
         self.receiver: Receiver | None = None
         self.closed = False
+        #: Whether the transport is done (``connection_lost`` has come).
+        self.lost = False
         #: Whether this connection has carried a request before the current one (a server may have
         #: closed a kept-alive connection just as the request went out: such a request is resent).
         self.reused = False
@@ -149,6 +155,7 @@ class Connection(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._lose(ReadError(str(exc) if exc else "the server closed the connection"))
+        self._pool.gone(self)
 
     def _lose(self, exc: BaseException) -> None:
         receiver = self.receiver
