@@ -164,6 +164,10 @@ def refused_post(exc: RPCError) -> bool:
     return status in _LEGACY_SSE_STATUSES
 
 
+#: Why a probe failed that no other revision would get past, named as the HTTP transport names
+#: them in ``data["cause"]``: authorization, or no connection at all (refused, a failed TLS handshake).
+_NO_FALLBACK: Final = frozenset({"OAuthError", "ConnectError", "ConnectTimeout"})
+
 #: Headers the transports set themselves: a caller's value would contradict the protocol's.
 _PROTOCOL_HEADERS = frozenset(
     {
@@ -261,8 +265,8 @@ async def discover(
             version = choice
             continue
         except RPCError as exc:
-            if isinstance(exc.data, dict) and exc.data.get("cause") == "OAuthError":
-                raise  # authorization failed: no revision would get further, and the reason matters
+            if isinstance(exc.data, dict) and exc.data.get("cause") in _NO_FALLBACK:
+                raise  # authorization or the connection failed: no revision gets further, say why
             return None  # any other error: a legacy server
         except RequestTimeout:
             return None  # or silence
