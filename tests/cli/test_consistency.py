@@ -11,7 +11,10 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
+import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -192,3 +195,54 @@ def test_gateway_writes_its_audit_log_where_audit_says(tmp_path: Path, revision:
     ], lines
     assert not (tmp_path / "state").exists() or not any((tmp_path / "state").rglob("*.jsonl"))
     assert os.path.getsize(audit) > 0
+
+
+def _config(tmp_path: Path) -> Path:
+    config = tmp_path / "host config.json"
+    weather = {"command": sys.executable, "args": ["-m", "mcpkit", "run", str(EXAMPLES / "weather.py")]}
+    config.write_text(
+        json.dumps({"mcpServers": {"weather": weather}, "mcpkit": {"policy": {"default": "allow"}}})
+    )
+    return config
+
+
+def test_gateway_over_http_says_where_it_serves(tmp_path: Path) -> None:
+    config, port = _config(tmp_path), free_port()
+    env = {**os.environ, "XDG_STATE_HOME": str(tmp_path / "state"), "PYTHONUNBUFFERED": "1"}
+    gateway = subprocess.Popen(
+        [sys.executable, "-m", "mcpkit", "gateway", str(config), "--transport", "http", "--port", str(port)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env,
+    )  # fmt: skip
+    try:
+        assert gateway.stderr is not None
+        url = f"http://127.0.0.1:{port}/mcp"
+        assert gateway.stderr.readline() == f"mcpkit: serving 1 server of {config} at {url}\n"
+        for revision in ("2025-11-25", "2026-07-28"):
+            listed = run_mcpkit("tools", url, "--protocol-version", revision, "--timeout", "120")
+            for _ in range(60):  # the line comes before uvicorn listens: give it a moment
+                if listed.returncode != 3:
+                    break
+                time.sleep(1)
+                listed = run_mcpkit("tools", url, "--protocol-version", revision, "--timeout", "120")
+            assert listed.returncode == 0, listed.stderr
+            assert listed.stdout.startswith("weather__get_weather(location: str")
+    finally:
+        gateway.terminate()
+        gateway.wait(timeout=60)
+        if gateway.stderr is not None:
+            gateway.stderr.close()
+
+
+@pytest.mark.parametrize("command", ["run", "gateway"])
+def test_a_port_in_use_is_one_line_and_cannot_start(command: str, tmp_path: Path) -> None:
+    target = str(EXAMPLES / "weather.py") if command == "run" else str(_config(tmp_path))
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        done = run_mcpkit(command, target, "--transport", "http", "--port", str(port))
+    assert done.returncode == 3, done.stderr  # docs/cli.md: the server could not be started
+    assert done.stderr == (
+        f"mcpkit: cannot listen on 127.0.0.1:{port}: Address already in use "
+        "(is another server running there? choose another --port)\n"
+    )

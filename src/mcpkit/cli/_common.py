@@ -11,12 +11,13 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-from ._exits import USAGE, CliError
+from ._exits import CANNOT_CONNECT, USAGE, CliError
 
 __all__ = [
     "CLIENT_SECRET_ENV",
     "LOG_LEVELS",
     "add_target_options",
+    "check_listen",
     "file_part",
     "is_url",
     "oauth_from",
@@ -258,6 +259,34 @@ def port(text: str) -> int:
     if not 1 <= port <= 65535:
         raise argparse.ArgumentTypeError(f"port {port} is out of range (1-65535)")
     return port
+
+
+def check_listen(host: str, port: int) -> None:
+    """Refuse, in one line and with status 3, an address ``run`` or ``gateway`` cannot listen on
+    (uvicorn would log its own ``ERROR: [Errno 98] ...`` after the command said it was serving).
+
+    Checked by binding a socket the way uvicorn will and closing it again: a server started in the
+    instant between is still reported, by uvicorn.
+    """
+    import errno
+    import socket
+
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )[0]
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does
+            probe.bind(address)
+    except OSError as exc:
+        hint = (
+            " (is another server running there? choose another --port)"
+            if exc.errno == errno.EADDRINUSE
+            else ""
+        )
+        raise CliError(
+            f"cannot listen on {host}:{port}: {exc.strerror or exc}{hint}", CANNOT_CONNECT
+        ) from None
 
 
 def positive(kind: type[int] | type[float]) -> Any:

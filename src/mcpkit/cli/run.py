@@ -107,6 +107,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
         fleet: dict[str, Any] = {"redis": args.redis} if args.redis is not None else {}
         if args.workers > 1:
             fleet["workers"] = args.workers
+        from ._common import check_listen
+
+        check_listen(args.host, args.port)
         print(f"mcpkit: serving {args.server} at http://{args.host}:{args.port}/mcp", file=sys.stderr)
         server.run(
             "http",
