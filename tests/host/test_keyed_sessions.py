@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from mcpkit import Client
+from mcpkit._errors import MCPError
 from mcpkit.gateway import Gateway, _serve_http
 from mcpkit.host._forward import SESSION_KEY
 
@@ -40,9 +41,12 @@ async def _call(client: Client, name: str, key: str | None = None) -> str:
 async def _wait_for(url: str, tool: str) -> None:
     deadline = time.monotonic() + 60
     while True:  # the port accepts before the servers behind it are connected
-        async with Client(url) as client:
-            if tool in [t.name for t in await client.list_tools()]:
-                return
+        try:
+            async with Client(url) as client:
+                if tool in [t.name for t in await client.list_tools()]:
+                    return
+        except MCPError:  # not listening yet: uvicorn starts in the same loop, after this
+            pass
         assert time.monotonic() < deadline
         await asyncio.sleep(0.2)
 

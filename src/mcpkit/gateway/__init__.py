@@ -57,6 +57,7 @@ async def _serve_http(app: Any, host: str, port: int) -> None:
         lifespan="on",
         proxy_headers=False,
         server_header=False,
+        access_log=False,  # never shown at this log level, and it costs each response uvicorn's fast path
         timeout_graceful_shutdown=5,
     )
     await uvicorn.Server(config).serve()

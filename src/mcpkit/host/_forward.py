@@ -29,11 +29,12 @@ import msgspec
 from .. import _naming as naming
 from .._compat import shape_call_result, shape_listed, shape_prompt_result, shape_tool
 from .._connection import META_SERVER_INFO
-from .._errors import InvalidParams, MCPError, RequestTimeout, ResourceNotFound, RPCError
+from .._errors import HeaderMismatch, InvalidParams, MCPError, RequestTimeout, ResourceNotFound, RPCError
 from .._middleware import Call
 from .._uritemplate import UriTemplate
 from ..lowlevel import LowLevelServer
 from ..session import Peer
+from ..types import CallToolResult
 from .bridge import PARK_PREFIX, CallScope
 from .governance import INPUT_ROUND, note_failure
 from .pool import Lease
@@ -41,6 +42,7 @@ from .upstream import Unavailable, Upstream
 
 if TYPE_CHECKING:
     from .._middleware import CallNext
+    from ..client import Client
     from ..context import Context
     from ..server import Server
     from ..types import Completion, GetPromptResult, ReadResourceResult, Resource, Tool
@@ -66,6 +68,10 @@ def tool_allowed(config: ServerConfig, name: str) -> bool:
 def _dump(value: Any) -> dict[str, Any]:
     """A result of an upstream as ours: its ``serverInfo`` metadata names the upstream, not us."""
     built: dict[str, Any] = msgspec.to_builtins(value)
+    return _without_server_info(built)
+
+
+def _without_server_info(built: dict[str, Any]) -> dict[str, Any]:
     meta = built.get("_meta")
     if isinstance(meta, dict) and META_SERVER_INFO in meta:
         meta = {k: v for k, v in meta.items() if k != META_SERVER_INFO}
@@ -74,6 +80,38 @@ def _dump(value: Any) -> dict[str, Any]:
         else:
             del built["_meta"]
     return built
+
+
+_RESULT_FIELDS = frozenset({"content", "structuredContent", "isError", "_meta"})
+
+
+def _result(raw: Any) -> dict[str, Any]:
+    """An upstream's ``tools/call`` result as ours: checked against ``CallToolResult``, with its
+    fields only (no ``resultType``: our own server says that) and no ``serverInfo`` of its own."""
+    try:
+        msgspec.convert(raw, CallToolResult)
+    except msgspec.ValidationError as exc:
+        raise MCPError(f"the server answered with a malformed result: {exc}") from None
+    kept = {k: v for k, v in raw.items() if k in _RESULT_FIELDS and v is not None and v is not False}
+    kept.setdefault("content", [])
+    return _without_server_info(kept)
+
+
+def _tool_error(text: str) -> dict[str, Any]:
+    return {"content": [{"type": "text", "text": text}], "isError": True}
+
+
+def _failed(name: str, exc: MCPError) -> dict[str, Any]:
+    """A failed upstream call as the model should read it, the caller's other calls going on: a
+    tool error (the governing middleware is told why); the upstream's own error answer is passed on."""
+    if isinstance(exc, (Unavailable, RequestTimeout)):
+        text = str(exc)
+    elif isinstance(exc, RPCError):
+        raise exc
+    else:
+        text = f"{name}: {exc}"
+    note_failure(str(exc))
+    return _tool_error(text)
 
 
 class Forwarder(LowLevelServer):
@@ -93,6 +131,8 @@ class Forwarder(LowLevelServer):
         self.link = link
         self.key = key
         self._compiled: dict[str, UriTemplate | None] = {}
+        self._filtered: list[Tool] | None = None  # the listing self._allowed was worked out from
+        self._allowed: dict[str, Tool] = {}
         for method, handler in (
             ("tools/list", self._list_tools),
             ("tools/call", self._call_tool),
@@ -115,6 +155,17 @@ class Forwarder(LowLevelServer):
     def tools(self) -> list[Tool]:
         upstream = self.upstream
         return [tool for tool in upstream.tools if tool_allowed(upstream.config, tool.name)]
+
+    def allowed(self) -> dict[str, Tool]:
+        """This server's tools that the config's filters keep, by name: worked out once per listing
+        (the server's list is replaced, never changed in place, when it is read again)."""
+        listed = self.upstream.tools
+        if listed is not self._filtered:
+            self._filtered = listed
+            self._allowed = {}
+            for tool in reversed(self.tools()):  # the first of two of one name wins, as in a listing
+                self._allowed[tool.name] = tool
+        return self._allowed
 
     def holder(self, uri: str) -> str | None:
         """The server (config order) that lists the resource *uri* first, if any does."""
@@ -175,15 +226,23 @@ class Forwarder(LowLevelServer):
         arguments = params.get("arguments")
         if arguments is not None and not isinstance(arguments, dict):
             raise InvalidParams("tools/call params.arguments must be an object")
-        bridge = self.link.host.bridge
-        scope = bridge.resume(ctx)
+        scope = self.link.host.bridge.resume(ctx) if ctx.answers else None
         if scope is None:
-            if not any(tool.name == name for tool in self.tools()):
+            if name not in self.allowed():
                 problem = self.unknown("tool", name)
                 if isinstance(problem, Unavailable):  # a server that is down: say so, as a tool error
-                    return {"content": [{"type": "text", "text": str(problem)}], "isError": True}
+                    return _tool_error(str(problem))
                 raise problem
-            scope = self._start_call(name, arguments, ctx)
+            scope = CallScope(ctx)
+            if not (ctx.scope.stateless and scope.can_be_asked):
+                # Nothing can end this round early (only a 2026-07-28 caller is asked in rounds):
+                # the upstream call runs in the caller's own task, cancelled with it.
+                try:
+                    result = _result(await self._upstream_call(scope, name, arguments))
+                except MCPError as exc:
+                    return _failed(name, exc)
+                return shape_call_result(result, ctx.scope)
+            self._start_call(scope, name, arguments)
         call = scope.call
         assert call is not None
         try:
@@ -201,44 +260,47 @@ class Forwarder(LowLevelServer):
                     await call
             raise need  # the call, parked, waits for the retry that answers (see .bridge)
         try:
-            result = call.result()
-        except (Unavailable, RequestTimeout) as exc:
-            # The model should read why, and the caller's other calls go on: a tool error.
-            note_failure(str(exc))
-            return {"content": [{"type": "text", "text": str(exc)}], "isError": True}
+            result = _result(call.result())
         except MCPError as exc:
-            if isinstance(exc, RPCError):
-                raise  # the upstream's own answer, code and all
-            note_failure(str(exc))
-            return {"content": [{"type": "text", "text": f"{name}: {exc}"}], "isError": True}
-        return shape_call_result(_dump(result), ctx.scope)
+            return _failed(name, exc)
+        return shape_call_result(result, ctx.scope)
 
-    def _start_call(self, own: str, arguments: dict[str, Any] | None, ctx: Context) -> CallScope:
-        """Start the upstream call for this caller; its progress goes to whichever round is current."""
-        bridge, upstream = self.link.host.bridge, self.upstream
+    def _start_call(self, scope: CallScope, own: str, arguments: dict[str, Any] | None) -> None:
+        """Start the upstream call in a task of its own, which a question for a 2026-07-28 caller
+        that can be asked does not end: the caller's round ends, and the call waits for the retry."""
+        scope.call = asyncio.ensure_future(self._upstream_call(scope, own, arguments))
+
+    async def _upstream_call(self, scope: CallScope, own: str, arguments: dict[str, Any] | None) -> Any:
+        """The upstream call for this caller (its raw result); its progress goes to whichever
+        round is current."""
+        upstream = self.upstream
         client = upstream.client
-        handshake_upstream = client is not None and client.protocol_version < "2026"
-        scope = CallScope(ctx)
 
         async def progress(done: float, total: float | None, message: str | None) -> None:
             await scope.ctx.report_progress(done, total, message)
 
+        async def work(client: Client) -> Any:
+            call = {"name": own, "arguments": arguments or {}}
+            try:
+                return await client.request("tools/call", call, on_progress=progress)
+            except HeaderMismatch:
+                # A 2026-07-28 server whose tool's headers changed: read its list again, retry once.
+                await client.list_tools()
+                return await client.request("tools/call", call, on_progress=progress)
+
         # A handshake-era upstream's questions name no call: a caller that can be asked gets an
         # upstream session of its own (see .bridge and .pool).
         # (No pool, no lease: a server reached through one given Client, which cannot be copied.)
-        pooled = handshake_upstream and scope.can_be_asked and upstream.config.max_sessions > 0
-        lease = _lease(scope, ctx) if pooled else None
-        guard = bridge.guard(scope) if lease is None else contextlib.nullcontext
-
-        async def run() -> Any:
-            async with guard(self.key):
-                return await upstream.call(
-                    lambda c: c.call_tool(own, arguments or {}, on_progress=progress), lease
-                )
-
-        with bridge.calling(scope):
-            scope.call = asyncio.ensure_future(run())
-        return scope
+        pooled = (
+            client is not None
+            and client.protocol_version < "2026"
+            and upstream.config.max_sessions > 0
+            and scope.can_be_asked
+        )
+        lease = _lease(scope, scope.ctx) if pooled else None
+        return await self.link.host.bridge.relaying(
+            scope, self.key, upstream.call(work, lease), lease is None
+        )
 
     # -- resources ---------------------------------------------------------------------------------
 

@@ -379,7 +379,7 @@ class Host:
         if origin is None:
             raise InvalidParams(f"Unknown tool: {name}")
         forwarder, own = origin
-        tool = next((t for t in forwarder.tools() if t.name == own), None)
+        tool = forwarder.allowed().get(own)
         if tool is None:
             raise forwarder.unknown("tool", own)
         annotations = msgspec.to_builtins(tool.annotations) if tool.annotations is not None else {}

@@ -15,6 +15,7 @@ import datetime
 import json
 import os
 import threading
+import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import IO, Any
@@ -24,6 +25,10 @@ from .._secrets import SecretKeys, normalised, words_of
 __all__ = ["AuditLog", "Redaction", "default_audit_path", "normalised", "redact", "words_of"]
 
 REDACTED = "[redacted]"
+
+#: JSON with text as it is (not ``\u`` escapes); a value JSON has no type for is written as its
+#: ``str``. One encoder for every line: ``json.dumps`` with options makes one per call.
+_encode = json.JSONEncoder(ensure_ascii=False, default=str).encode
 
 
 def default_audit_path() -> Path:
@@ -39,10 +44,22 @@ class Redaction(SecretKeys):
     """Which argument keys hold secrets, by their name (the rule of :mod:`mcpkit._secrets`: the
     defaults, *extra* words added, ``!name`` to show one key), and redacting them."""
 
+    def __init__(self, extra: Iterable[str] = ()) -> None:
+        super().__init__(extra)
+        self._known: dict[str, bool] = {}  # the rule's answer per key name: calls repeat their keys
+
+    def _secret(self, key: str) -> bool:
+        known = self._known.get(key)
+        if known is None:
+            if len(self._known) >= 4096:  # bounded: arguments may name any number of keys
+                self._known.clear()
+            known = self._known[key] = self.secret(key)
+        return known
+
     def apply(self, value: Any) -> Any:
         """*value* with the value of every secret key replaced, in nested objects and lists too."""
         if isinstance(value, dict):
-            return {k: REDACTED if self.secret(str(k)) else self.apply(v) for k, v in value.items()}
+            return {k: REDACTED if self._secret(str(k)) else self.apply(v) for k, v in value.items()}
         if isinstance(value, (list, tuple)):
             return [self.apply(v) for v in value]
         return value
@@ -60,6 +77,7 @@ class AuditLog:
         #: *redact_keys* add to the defaults (see :class:`Redaction`).
         self.redaction = Redaction(redact_keys)
         self._lock = threading.Lock()
+        self._second, self._stamp = -1, ""
         if isinstance(path, Path):
             path.parent.mkdir(parents=True, exist_ok=True)
             self.path: Path | None = path
@@ -72,16 +90,28 @@ class AuditLog:
 
     def write(self, **record: Any) -> dict[str, Any]:
         """Write one line (``arguments`` redacted, ``time`` added) and return what was written."""
-        line: dict[str, Any] = {
-            "time": datetime.datetime.now(datetime.UTC).isoformat(timespec="milliseconds")
-        }
+        return self.record(record)
+
+    def record(self, record: dict[str, Any]) -> dict[str, Any]:
+        """:meth:`write` of a dict: one line, written and flushed before this returns."""
+        line: dict[str, Any] = {"time": self._now()}
         for key, value in record.items():
             line[key] = self.redaction.apply(value) if key == "arguments" else value
-        text = json.dumps(line, ensure_ascii=False, default=str)
+        text = _encode(line)
         with self._lock:
             self._stream.write(text + "\n")
             self._stream.flush()
         return line
+
+    def _now(self) -> str:
+        """The time in UTC to the millisecond, as ``datetime.isoformat`` writes it (the date and
+        the second are formatted once a second: a gateway writes many lines in one)."""
+        now = time.time()
+        second = int(now)
+        if second != self._second:
+            self._second = second
+            self._stamp = datetime.datetime.fromtimestamp(second, datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S")
+        return f"{self._stamp}.{int((now - second) * 1000):03d}+00:00"
 
     def close(self) -> None:
         if self._owned:

@@ -25,12 +25,11 @@ instead, and the retry runs it again (mcpkit's replay rule).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import contextvars
 import uuid
-from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Awaitable
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
 import msgspec
 
@@ -41,25 +40,38 @@ from .pool import holder
 
 __all__ = ["PARK_PREFIX", "Bridge", "CallScope", "Parked"]
 
+T = TypeVar("T")
+
 #: The key prefix of questions whose call waits, parked, for the caller's retry.
 PARK_PREFIX = "gateway-"
 
 
-@dataclass(eq=False)
 class CallScope:
-    """One caller's call in flight: its context, and where a question it must answer first goes."""
+    """One caller's call in flight: its context, and where a question it must answer first goes.
 
-    ctx: Context
-    needs: asyncio.Future[InputRequired] = field(
-        default_factory=lambda: asyncio.get_running_loop().create_future()
-    )
-    #: The host's call for this caller (set by the gateway once started).
-    call: asyncio.Future[Any] | None = None
+    Compared by identity (a pool's owner of a session for the call alone).
+    """
+
+    __slots__ = ("_needs", "call", "ctx")
+
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+        #: The host's call for this caller, when it runs in a task of its own (see the forwarder).
+        self.call: asyncio.Future[Any] | None = None
+        self._needs: asyncio.Future[InputRequired] | None = None
+
+    @property
+    def needs(self) -> asyncio.Future[InputRequired]:
+        """Set to the question the caller must answer before the call can go on (made when asked
+        for: most calls never need one)."""
+        if self._needs is None:
+            self._needs = asyncio.get_running_loop().create_future()
+        return self._needs
 
     def renew(self, ctx: Context) -> None:
         """Go on in the caller's next round (a 2026-07-28 retry): its context, a fresh question slot."""
         self.ctx = ctx
-        self.needs = asyncio.get_running_loop().create_future()
+        self._needs = None
 
     @property
     def can_be_asked(self) -> bool:
@@ -153,27 +165,20 @@ class Bridge:
             scope.needs.set_result(need)
         return await answer
 
-    @contextlib.contextmanager
-    def calling(self, scope: CallScope) -> Any:
+    async def relaying(self, scope: CallScope, server: str, call: Awaitable[T], shared: bool) -> T:
+        """Await *call*, an upstream call made for *scope*: the questions it causes go to that
+        caller (the context variable :meth:`caller_of` reads), and, on the server's *shared*
+        session, it is counted active there (a log line of a sole call goes to it)."""
         token = _current.set(scope)
-        try:
-            yield scope
-        finally:
-            _current.reset(token)
-
-    def guard(self, scope: CallScope) -> Any:
-        """What the host enters around a call on a server's shared session: it is counted active."""
-
-        @contextlib.asynccontextmanager
-        async def enter(server: str) -> AsyncIterator[None]:
-            calls = self.active.setdefault(server, [])
+        calls = self.active.setdefault(server, []) if shared else None
+        if calls is not None:
             calls.append(scope)
-            try:
-                yield
-            finally:
+        try:
+            return await call
+        finally:
+            if calls is not None:
                 calls.remove(scope)
-
-        return enter
+            _current.reset(token)
 
     def caller_of(self, server: str) -> CallScope | None:
         """Whose call a question or log line of *server* belongs to: the holder of the pooled session

@@ -148,9 +148,11 @@ async def governed(
     started = time.monotonic()
 
     def written(decided: str, outcome: str, error: str | None = None) -> None:
-        duration = round((time.monotonic() - started) * 1000, 1)
-        extra = {"error": error} if error is not None else {}
-        audit.write(**record, decision=decided, outcome=outcome, duration_ms=duration, **extra)
+        line = {**record, "decision": decided, "outcome": outcome}
+        line["duration_ms"] = round((time.monotonic() - started) * 1000, 1)
+        if error is not None:
+            line["error"] = error
+        audit.record(line)
 
     if decision in ("deny", "ask"):
         asked = ConsentRequest(

@@ -377,7 +377,7 @@ class Upstream:
         if client is None or self.status.state != "ready":
             raise self.unavailable()
         if self._limit is None:
-            return await self._leased(client, work, lease)
+            return await (self._run(client, work) if lease is None else self._leased(client, work, lease))
         try:
             # A slot is waited for no longer than an answer would be: a stuck server's queue
             # must not grow without end.
