@@ -1,6 +1,7 @@
 """The gateway hop: what ``mcpkit gateway --transport http`` adds to a call, beside fastmcp's proxy.
 
-    python gateway_hop.py [--seconds S] [--rounds N] [--only NAME,...]
+    python gateway_hop.py [--seconds S] [--rounds N] [--only NAME,...] [--short] [--json PATH]
+                          [--baseline SRC]
 
 One mcpkit echo server (``servers/mcpkit_server.py``) is the upstream, over stdio or Streamable
 HTTP. One caller (mcpkit's ``Client``, 2026-07-28, over HTTP) calls ``echo`` one call at a time:
@@ -14,9 +15,15 @@ HTTP. One caller (mcpkit's ``Client``, 2026-07-28, over HTTP) calls ``echo`` one
   ``gateway_stdio`` (same upstream, no callbacks declared, as ``gateway_stdio_handshake``).
 
 Per row: p50 latency, and the proxy process's own CPU per call (``/proc/PID/stat`` user+system of
-the gateway or proxy process alone, its children not counted). The rows take turns in rounds (the
+the gateway or proxy process alone, its children not counted; for ``direct_http``, the upstream
+server's own, which is what answering over HTTP costs at the least). The rows take turns in rounds (the
 machine's speed moves) and each figure is the median of its rounds; ``added_p50_us`` is a row's
-p50 less its direct row's in the same round.
+p50 less its direct row's in the same round. Each round states the gateway's targets (its own CPU
+per forwarded call at most 120 us, added p50 at most 150 us) for both upstreams.
+
+``--baseline SRC`` runs the gateway rows a second time from another source tree (``SRC`` is put
+first on ``PYTHONPATH``; rows ``gateway_stdio@baseline``...), in the same rounds, for a before and
+after measured side by side. ``--short`` is a smoke run (one brief round, no fastmcp).
 """
 
 from __future__ import annotations
@@ -38,6 +45,7 @@ ROOT = BENCH.parent
 SERVER = BENCH / "servers" / "mcpkit_server.py"
 PY = sys.executable
 TICK = os.sysconf("SC_CLK_TCK")
+CPU_TARGET_US, ADDED_TARGET_US = 120.0, 150.0
 FASTMCP_PROXY = """
 import sys
 from fastmcp.server import create_proxy
@@ -60,8 +68,8 @@ def _cpu(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / TICK
 
 
-def _start(argv: list[str], port: int) -> subprocess.Popen[bytes]:
-    process = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+def _start(argv: list[str], port: int, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+    process = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     import socket
 
     deadline = time.monotonic() + 60
@@ -120,25 +128,28 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=3.0)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--only", default="")
+    parser.add_argument("--short", action="store_true")
+    parser.add_argument("--json", type=Path)
+    parser.add_argument("--baseline", type=Path, help="another tree's src folder: its gateway too")
     args = parser.parse_args()
     only = set(filter(None, args.only.split(",")))
+    if args.short:
+        args.seconds, args.rounds, only = 0.3, 1, {"gateway"}
     tmp = Path(tempfile.mkdtemp(prefix="gateway-hop-"))
     stdio = [PY, "-m", "mcpkit", "run", str(SERVER)]
     up_port = _free_port()
     processes = [_start([*stdio, "--transport", "http", "--port", str(up_port)], up_port)]
-    up_url = f"http://127.0.0.1:{up_port}/mcp"
+    up_url, up_pid = f"http://127.0.0.1:{up_port}/mcp", processes[0].pid
     fronts: dict[str, tuple[str, int]] = {}
 
-    def gateway(label: str, entry: dict[str, Any]) -> None:
+    def gateway(label: str, entry: dict[str, Any], src: Path | None = None) -> None:
         path = tmp / f"{label}.json"
         extra = {"audit": {"path": os.devnull}, "policy": {"default": "allow"}}
         path.write_text(json.dumps({"mcpServers": {"up": entry}, "mcpkit": extra}))
         port = _free_port()
-        processes.append(
-            _start(
-                [PY, "-m", "mcpkit", "gateway", str(path), "--transport", "http", "--port", str(port)], port
-            )
-        )
+        env = None if src is None else {**os.environ, "PYTHONPATH": str(src.resolve())}
+        argv = [PY, "-m", "mcpkit", "gateway", str(path), "--transport", "http", "--port", str(port)]
+        processes.append(_start(argv, port, env))
         fronts[label] = (f"http://127.0.0.1:{port}/mcp", processes[-1].pid)
 
     def fastmcp(label: str, target: list[str]) -> None:
@@ -149,6 +160,9 @@ def main() -> None:
     try:
         gateway("gateway_stdio", {"command": stdio[0], "args": stdio[1:]})
         gateway("gateway_http", {"url": up_url})
+        if args.baseline is not None:
+            gateway("gateway_stdio@baseline", {"command": stdio[0], "args": stdio[1:]}, args.baseline)
+            gateway("gateway_http@baseline", {"url": up_url}, args.baseline)
         gateway(
             "gateway_stdio_handshake",
             {"command": stdio[0], "args": stdio[1:], "protocolVersion": "2025-11-25"},
@@ -162,7 +176,8 @@ def main() -> None:
 
             async def one_round(results: dict[str, dict[str, float]]) -> None:
                 results["direct_stdio"] = await _row("direct_stdio", stdio, "echo", args.seconds, None)
-                results["direct_http"] = await _row("direct_http", up_url, "echo", args.seconds, None)
+                # Its proxy_cpu_us is the upstream server's own: what an HTTP front costs at the least.
+                results["direct_http"] = await _row("direct_http", up_url, "echo", args.seconds, up_pid)
                 for label, (url, pid) in fronts.items():
                     tool = "echo" if label.startswith("fastmcp") else "up__echo"
                     results[label] = await _row(label, url, tool, args.seconds, pid)
@@ -179,7 +194,8 @@ def main() -> None:
 
             asyncio.run(one_round(results))
             for label, figures in results.items():
-                direct = results["direct_http" if label.endswith("_http") else "direct_stdio"]["p50_us"]
+                http = label.split("@")[0].endswith("_http")
+                direct = results["direct_http" if http else "direct_stdio"]["p50_us"]
                 if label == "keyed_stdio":
                     direct = results["gateway_stdio_handshake"]["p50_us"]
                 figures["added_p50_us"] = figures["p50_us"] - direct
@@ -189,15 +205,35 @@ def main() -> None:
                 json.dumps({k: {f: round(v, 1) for f, v in r.items()} for k, r in results.items()}),
                 file=sys.stderr,
             )
+            print(_targets(results), file=sys.stderr)
         table = {
             label: {key: round(statistics.median(r[key] for r in runs), 1) for key in runs[0]}
             for label, runs in rows.items()
         }
         print(json.dumps(table, indent=1))
+        print(_targets(table))
+        if args.json is not None:
+            args.json.write_text(json.dumps(table, indent=1))
     finally:
         for process in processes:
             process.terminate()
             process.wait(10)
+
+
+def _targets(rows: dict[str, dict[str, float]]) -> str:
+    """Each gateway row against the targets, in words (a row missing: not measured)."""
+    said = []
+    for label in ("gateway_stdio", "gateway_http"):
+        row = rows.get(label)
+        if row is None:
+            continue
+        cpu, added = row["proxy_cpu_us"], row["added_p50_us"]
+        said.append(
+            f"{label}: CPU {cpu:.0f} us per call ({'holds' if cpu <= CPU_TARGET_US else 'misses'}"
+            f" <= {CPU_TARGET_US:.0f}), added p50 {added:.0f} us"
+            f" ({'holds' if added <= ADDED_TARGET_US else 'misses'} <= {ADDED_TARGET_US:.0f})"
+        )
+    return "; ".join(said)
 
 
 if __name__ == "__main__":

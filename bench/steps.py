@@ -122,6 +122,29 @@ def _clients_http_failures(data: dict[str, Any]) -> list[str]:
     return [f"clients_http {k}: {v['error']}" for k, v in data.get("rows", {}).items() if "error" in v]
 
 
+async def bench_gateway_hop(s: Settings, log: Log) -> dict[str, Any]:
+    """What ``mcpkit gateway --transport http`` adds to a call over stdio and HTTP upstreams,
+    beside fastmcp's proxy (``bench/gateway_hop.py``)."""
+    out = LOGS / "gateway_hop.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    mode = ["--short"] if s is SHORT else ["--seconds", "2", "--rounds", str(s.rounds)]
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, str(BENCH / "gateway_hop.py"), *mode, "--json", str(out),
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
+    )  # fmt: skip
+    stdout, _ = await process.communicate()
+    if process.returncode != 0 or not out.exists():
+        return {"error": f"gateway_hop.py exited with {process.returncode}"}
+    log(stdout.decode())
+    figures: dict[str, Any] = json.loads(out.read_text())
+    out.unlink()
+    return figures
+
+
+def _gateway_hop_failures(data: dict[str, Any]) -> list[str]:
+    return [f"gateway_hop: {data['error']}"] if "error" in data else []
+
+
 async def bench_fleet(s: Settings, log: Log) -> dict[str, Any]:
     """One mcpkit node without Redis, one on Redis, three on Redis behind nginx (``bench/fleet.py``)."""
     import fleet
@@ -155,5 +178,6 @@ STEPS: list[Step] = [
     Step("clients", frozenset({"mcpkit"}), bench_clients, _client_failures),
     Step("clients_http", frozenset({"mcpkit", "clients_http"}), bench_clients_http, _clients_http_failures),
     Step("fleet", frozenset({"fleet"}), bench_fleet, _fleet_failures),
+    Step("gateway_hop", frozenset({"gateway"}), bench_gateway_hop, _gateway_hop_failures),
     Step("framework", frozenset({"mcpkit", "framework"}), bench_framework_step, _framework_failures),
 ]
