@@ -58,8 +58,11 @@ def test_did_you_mean_for_commands_tools_and_prompts(tmp_path: Path, revision: s
     out = _shell(
         tmp_path,
         revision,
-        ["lst", "call typed__place_ordr", "describe typed__plto", "prompt notes__sumarize", "call"],
+        ["lst", "call typed__place_ordr", "describe typed__plto", "prompt notes__sumarize", "call", "tools"],
     )
+    assert " tools from 3 servers; 'help' lists the commands" in out
+    assert "unknown command 'tools'" not in out  # what a newcomer types first lists the tools
+    assert "typed__place_order  Order something." in out.split("call what?")[1]
     assert "unknown command 'lst'; did you mean list? ('help' lists the commands)" in out
     assert "no tool 'typed__place_ordr' on the host; did you mean typed__place_order or typed__plot?" in out
     assert "no tool 'typed__plto' on the host; did you mean typed__plot or " in out

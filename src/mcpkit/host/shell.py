@@ -33,7 +33,7 @@ from ._terminal import shown
 __all__ = ["shell"]
 
 _HELP = """commands:
-  list                         the servers and their tools
+  list (or tools)              the servers and their tools
   status                       each server's state
   describe NAME                a tool's signature, description and arguments
   call NAME [key=value ...]    call a tool (missing required arguments are asked for)
@@ -43,8 +43,6 @@ _HELP = """commands:
   prompt NAME [key=value ...]  fill in a prompt and show its messages
   quit                         leave
 arguments: key=value, a.b=value for a nested field, key=JSON for any non-string field"""
-
-_COMMANDS = ("list", "status", "describe", "call", "resources", "read", "prompts", "prompt", "help", "quit")
 
 
 def _say(text: object) -> None:
@@ -128,6 +126,7 @@ class _Shell:
         self.host = host
         self.commands: dict[str, Callable[[list[str]], Awaitable[None]]] = {
             "list": self.do_list,
+            "tools": self.do_list,  # what a newcomer types first
             "status": self.do_status,
             "describe": self.do_describe,
             "call": self.do_call,
@@ -142,7 +141,7 @@ class _Shell:
         command, rest = words[0], words[1:]
         handler = self.commands.get(command)
         if handler is None:
-            close = difflib.get_close_matches(command, _COMMANDS, n=2, cutoff=0.6)
+            close = difflib.get_close_matches(command, [*self.commands, "quit"], n=2, cutoff=0.6)
             guess = f"; did you mean {' or '.join(close)}?" if close else ""
             _say(f"unknown command {command!r}{guess} ('help' lists the commands)")
             return
@@ -250,9 +249,14 @@ class _Shell:
             _show_blocks([message.content])
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 async def shell(host: Host, *, ask_yes: bool = False) -> int:
     """Read commands until ``quit`` or end of input; 0 at the end."""
-    _say(f"{len(host.tools())} tools from {len(host.status())} servers; 'help' lists the commands")
+    tools, servers = len(host.tools()), len(host.status())
+    _say(f"{_count(tools, 'tool')} from {_count(servers, 'server')}; 'help' lists the commands")
     session = _Shell(host)
     while True:
         line = await _line("mcp> ")
