@@ -105,15 +105,33 @@ async def with_fastmcp(url: str, seconds: float) -> dict[str, float]:
         return await measure(call, seconds)
 
 
-async def _initialized(
-    post: Callable[[bytes, str | None], Awaitable[tuple[bytes, str | None]]],
-) -> str | None:
+#: Sends one JSON-RPC body with the session id, if any; returns the answer's body and session id.
+Post = Callable[[bytes, str | None], Awaitable[tuple[bytes, str | None]]]
+
+
+async def _initialized(post: Post) -> str | None:
     """initialize and notifications/initialized; the session id the server gave, if any."""
     init = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": HANDSHAKE,
             "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}  # fmt: skip
     _, session = await post(json.dumps(init).encode(), None)
     await post(b'{"jsonrpc":"2.0","method":"notifications/initialized"}', session)
     return session
+
+
+async def _measure_posts(post: Post, seconds: float) -> dict[str, float]:
+    """Open a session with *post*, then measure echo calls sent through it with orjson bodies: the
+    part the raw clients share, whatever sends their bytes."""
+    import orjson
+
+    session = await _initialized(post)
+    ids = iter(range(1, 1 << 62))
+
+    async def call() -> str:
+        body = orjson.dumps({"jsonrpc": "2.0", "id": next(ids), "method": "tools/call", "params": ARGS})
+        answer, _ = await post(body, session)
+        return orjson.loads(answer)["result"]["content"][0]["text"]  # type: ignore[no-any-return]
+
+    return await measure(call, seconds)
 
 
 def _headers(session: str | None) -> dict[str, str]:
@@ -126,7 +144,6 @@ def _headers(session: str | None) -> dict[str, str]:
 
 async def with_httpx(url: str, seconds: float) -> dict[str, float]:
     import httpx
-    import orjson
 
     async with httpx.AsyncClient(timeout=30) as http:
 
@@ -134,20 +151,11 @@ async def with_httpx(url: str, seconds: float) -> dict[str, float]:
             reply = await http.post(url, content=body, headers=_headers(session))
             return reply.content, reply.headers.get("mcp-session-id")
 
-        session = await _initialized(post)
-        ids = iter(range(1, 1 << 62))
-
-        async def call() -> str:
-            body = orjson.dumps({"jsonrpc": "2.0", "id": next(ids), "method": "tools/call", "params": ARGS})
-            answer, _ = await post(body, session)
-            return orjson.loads(answer)["result"]["content"][0]["text"]  # type: ignore[no-any-return]
-
-        return await measure(call, seconds)
+        return await _measure_posts(post, seconds)
 
 
 async def with_aiohttp(url: str, seconds: float) -> dict[str, float]:
     import aiohttp  # type: ignore[import-not-found, unused-ignore]  # not a dependency: skipped if absent
-    import orjson
 
     async with aiohttp.ClientSession() as http:
 
@@ -155,22 +163,12 @@ async def with_aiohttp(url: str, seconds: float) -> dict[str, float]:
             async with http.post(url, data=body, headers=_headers(session)) as reply:
                 return await reply.read(), reply.headers.get("mcp-session-id")
 
-        session = await _initialized(post)
-        ids = iter(range(1, 1 << 62))
-
-        async def call() -> str:
-            body = orjson.dumps({"jsonrpc": "2.0", "id": next(ids), "method": "tools/call", "params": ARGS})
-            answer, _ = await post(body, session)
-            return orjson.loads(answer)["result"]["content"][0]["text"]  # type: ignore[no-any-return]
-
-        return await measure(call, seconds)
+        return await _measure_posts(post, seconds)
 
 
 async def with_floor(url: str, seconds: float) -> dict[str, float]:
     """What any client must do at the least: one write per request, the answer read by its
     Content-Length, JSON by orjson, one kept-alive connection per caller (handed out LIFO)."""
-    import orjson
-
     host, _, rest = url.removeprefix("http://").partition("/")
     address, _, port = host.partition(":")
     path = ("/" + rest).encode()
@@ -188,15 +186,7 @@ async def with_floor(url: str, seconds: float) -> dict[str, float]:
         sid = fields.get(b"mcp-session-id")
         return answer, sid.decode() if sid else None
 
-    session = await _initialized(post)
-    ids = iter(range(1, 1 << 62))
-
-    async def call() -> str:
-        body = orjson.dumps({"jsonrpc": "2.0", "id": next(ids), "method": "tools/call", "params": ARGS})
-        answer, _ = await post(body, session)
-        return orjson.loads(answer)["result"]["content"][0]["text"]  # type: ignore[no-any-return]
-
-    return await measure(call, seconds)
+    return await _measure_posts(post, seconds)
 
 
 PYTHON: dict[str, Callable[[str, float], Awaitable[dict[str, float]]]] = {
