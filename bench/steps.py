@@ -97,23 +97,29 @@ async def bench_clients(s: Settings, log: Log) -> dict[str, Any]:
     return out
 
 
-async def bench_clients_http(s: Settings, log: Log) -> dict[str, Any]:
-    """HTTP clients side by side against one mcpkit server (``bench/clients_http.py``): mcpkit's in
-    both eras, the official SDK's, fastmcp's, the TypeScript SDK's, raw httpx and the floor loop."""
-    out = LOGS / "clients_http.json"
+async def _run_script(script: str, s: Settings, log: Log) -> dict[str, Any]:
+    """Run ``bench/SCRIPT`` at the settings' length, log what it prints and return the figures it
+    writes with ``--json`` (or the error, if it exits badly or writes none)."""
+    out = LOGS / script.replace(".py", ".json")
     out.parent.mkdir(parents=True, exist_ok=True)
     mode = ["--short"] if s is SHORT else ["--seconds", "2", "--rounds", str(s.rounds)]
     process = await asyncio.create_subprocess_exec(
-        sys.executable, str(BENCH / "clients_http.py"), *mode, "--json", str(out),
+        sys.executable, str(BENCH / script), *mode, "--json", str(out),
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
     )  # fmt: skip
     stdout, _ = await process.communicate()
     if process.returncode != 0 or not out.exists():
-        return {"error": f"clients_http.py exited with {process.returncode}"}
+        return {"error": f"{script} exited with {process.returncode}"}
     log(stdout.decode())
     figures: dict[str, Any] = json.loads(out.read_text())
     out.unlink()
     return figures
+
+
+async def bench_clients_http(s: Settings, log: Log) -> dict[str, Any]:
+    """HTTP clients side by side against one mcpkit server (``bench/clients_http.py``): mcpkit's in
+    both eras, the official SDK's, fastmcp's, the TypeScript SDK's, raw httpx and the floor loop."""
+    return await _run_script("clients_http.py", s, log)
 
 
 def _clients_http_failures(data: dict[str, Any]) -> list[str]:
@@ -125,20 +131,7 @@ def _clients_http_failures(data: dict[str, Any]) -> list[str]:
 async def bench_gateway_hop(s: Settings, log: Log) -> dict[str, Any]:
     """What ``mcpkit gateway --transport http`` adds to a call over stdio and HTTP upstreams,
     beside fastmcp's proxy (``bench/gateway_hop.py``)."""
-    out = LOGS / "gateway_hop.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    mode = ["--short"] if s is SHORT else ["--seconds", "2", "--rounds", str(s.rounds)]
-    process = await asyncio.create_subprocess_exec(
-        sys.executable, str(BENCH / "gateway_hop.py"), *mode, "--json", str(out),
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
-    )  # fmt: skip
-    stdout, _ = await process.communicate()
-    if process.returncode != 0 or not out.exists():
-        return {"error": f"gateway_hop.py exited with {process.returncode}"}
-    log(stdout.decode())
-    figures: dict[str, Any] = json.loads(out.read_text())
-    out.unlink()
-    return figures
+    return await _run_script("gateway_hop.py", s, log)
 
 
 def _gateway_hop_failures(data: dict[str, Any]) -> list[str]:
