@@ -5,16 +5,16 @@ Built on the tree :func:`read_schema` reads (:mod:`mcpkit._schema_tree`, re-expo
 :func:`signature` prints the compact form CLI listings show; :func:`field_lines` what a detail view
 prints under it.
 
->>> schema = {
-...     "$defs": {"Order": {"title": "Order", "type": "object", "required": ["item", "qty"],
-...               "properties": {"item": {"type": "string"},
-...                              "qty": {"type": "integer", "minimum": 1}}}},
-...     "type": "object", "required": ["order"],
-...     "properties": {"order": {"$ref": "#/$defs/Order"},
-...                    "note": {"anyOf": [{"type": "string"}, {"type": "null"}], "default": None}},
-... }
->>> signature("place_order", schema)
-'place_order(order: Order{item: str, qty: int ≥1}, note?: str)'
+The tree module's example reads a ``$ref`` and a nullable union; here, the forms a signature gives
+an enum, a bound, an optional field and an array of objects:
+
+>>> schema = {"type": "object", "required": ["city"], "properties": {
+...     "city": {"type": "string"}, "days": {"type": "integer", "minimum": 1, "default": 3},
+...     "units": {"enum": ["metric", "imperial"]},
+...     "stops": {"type": "array", "items": {"title": "Stop", "type": "object",
+...                                          "properties": {"name": {"type": "string"}}}}}}
+>>> signature("trip", schema)
+'trip(city: str, days?: int ≥1, units?: "metric" | "imperial", stops?: list[Stop{name?: str}])'
 """
 
 from __future__ import annotations
