@@ -56,27 +56,39 @@ def _commands() -> list[_Command]:
     return commands
 
 
-def _bash(commands: list[_Command]) -> str:
+def _cases(commands: list[_Command], *, opts: str, prev: str, value: str, first: str, pad: str) -> str:
+    """The branches of a bash or zsh ``case`` on the command word, one per command: *opts* sets the
+    command's options (``{options}``), *prev* opens a ``case`` on the word before the cursor, *value*
+    completes an option's fixed ``{words}`` (``{option}``), *first* the first positional's; *pad*
+    indents *value* lines (the two shells nest one level apart). The logic is the same for both
+    shells; only these lines differ."""
     cases = []
     for command in commands:
         values = "".join(
-            f"            {option}) COMPREPLY=($(compgen -W '{' '.join(choices)}' -- \"$cur\")); return;;\n"
+            f"{pad}{value.format(option=option, words=' '.join(choices))}\n"
             for option, choices in command.choices.items()
             if option
         )
         positional = command.choices.get("", [])
-        first = (
-            f"            if [[ $COMP_CWORD -eq 2 ]]; then COMPREPLY=($(compgen -W '{' '.join(positional)}' "
-            '-- "$cur")); return; fi\n'
-            if positional
-            else ""
-        )
         cases.append(
             f"        {command.name})\n"
-            f"            opts='{' '.join(command.options)}'\n"
-            f'            case "$prev" in\n{values}            esac\n{first}'
-            "            ;;\n"
+            f"            {opts.format(options=' '.join(command.options))}\n"
+            f"            {prev}\n{values}            esac\n"
+            + (f"            {first.format(words=' '.join(positional))}\n" if positional else "")
+            + "            ;;\n"
         )
+    return "".join(cases)
+
+
+def _bash(commands: list[_Command]) -> str:
+    cases = _cases(
+        commands,
+        opts="opts='{options}'",
+        prev='case "$prev" in',
+        value="{option}) COMPREPLY=($(compgen -W '{words}' -- \"$cur\")); return;;",
+        first="if [[ $COMP_CWORD -eq 2 ]]; then COMPREPLY=($(compgen -W '{words}' -- \"$cur\")); return; fi",
+        pad=" " * 12,
+    )
     names = " ".join(c.name for c in commands)
     return f"""# bash completion for mcpkit: source <(mcpkit completion bash)
 _mcpkit() {{
@@ -86,7 +98,7 @@ _mcpkit() {{
         return
     fi
     case "${{COMP_WORDS[1]}}" in
-{"".join(cases)}    esac
+{cases}    esac
     if [[ $cur == -* ]]; then
         COMPREPLY=($(compgen -W "$opts --help" -- "$cur"))
     else
@@ -107,22 +119,14 @@ def _zsh(commands: list[_Command]) -> str:
     described = "\n".join(
         f"        {_quoted(c.name + ':' + c.help.replace(':', chr(92) + ':'))}" for c in commands
     )
-    cases = []
-    for command in commands:
-        values = "".join(
-            f"                {option}) compadd -- {' '.join(choices)}; return;;\n"
-            for option, choices in command.choices.items()
-            if option
-        )
-        positional = command.choices.get("", [])
-        first = (f"            (( CURRENT == 3 )) && {{ compadd -- {' '.join(positional)}; return; }}\n"
-                 if positional else "")  # fmt: skip
-        cases.append(
-            f"        {command.name})\n"
-            f"            opts=({' '.join(command.options)})\n"
-            f"            case $words[CURRENT-1] in\n{values}            esac\n{first}"
-            "            ;;\n"
-        )
+    cases = _cases(
+        commands,
+        opts="opts=({options})",
+        prev="case $words[CURRENT-1] in",
+        value="{option}) compadd -- {words}; return;;",
+        first="(( CURRENT == 3 )) && {{ compadd -- {words}; return; }}",
+        pad=" " * 16,
+    )
     return f"""#compdef mcpkit
 # zsh completion for mcpkit: source <(mcpkit completion zsh), after compinit,
 # or save it as _mcpkit in a folder of $fpath.
@@ -136,7 +140,7 @@ _mcpkit() {{
         return
     fi
     case $words[2] in
-{"".join(cases)}    esac
+{cases}    esac
     if [[ $PREFIX == -* ]]; then
         compadd -- $opts --help
     else
