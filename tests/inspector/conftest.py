@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -96,6 +97,24 @@ def stop(inspector: Inspector) -> None:
         inspector.process.wait()
     if inspector.process.stdout is not None:
         inspector.process.stdout.close()
+
+
+@contextmanager
+def running(*args: str) -> Iterator[Inspector]:
+    """``mcpkit dev ARGS`` for the length of a ``with`` block, stopped however the block ends."""
+    inspector = start_dev(*args)
+    try:
+        yield inspector
+    finally:
+        stop(inspector)
+
+
+@contextmanager
+def opened(page: Any, *args: str, connected: bool = True) -> Iterator[Inspector]:
+    """``mcpkit dev ARGS`` with *page* loaded on it (see `open_inspector`), for a ``with`` block."""
+    with running(*args) as inspector:
+        open_inspector(page, inspector, connected=connected)
+        yield inspector
 
 
 @pytest.fixture(scope="module")

@@ -14,14 +14,7 @@ from typing import Any
 import pytest
 
 from ..conftest import free_port
-from .conftest import (
-    dominant_colour,
-    keep_screenshot,
-    open_inspector,
-    start_dev,
-    stop,
-    wait_ready,
-)
+from .conftest import dominant_colour, keep_screenshot, opened, wait_ready
 
 pytestmark = pytest.mark.e2e
 
@@ -80,9 +73,7 @@ def _walk_every_view(page: Any) -> list[str]:
 def test_no_null_text_on_any_view_of_a_sparse_server(page: Any, tmp_path: Path, revision: str) -> None:
     server = tmp_path / "sparse.py"
     server.write_text(SPARSE)
-    inspector = start_dev(str(server))
-    try:
-        open_inspector(page, inspector)
+    with opened(page, str(server)):
         if revision != "auto":
             page.select_option("#revision", revision)
             page.click("#connect")
@@ -104,14 +95,10 @@ def test_no_null_text_on_any_view_of_a_sparse_server(page: Any, tmp_path: Path, 
         keep_screenshot(page.screenshot(), "sparse.png", tmp_path)
         _, share = dominant_colour(shot)
         assert share == 1.0  # one colour: the background, no text
-    finally:
-        stop(inspector)
 
 
 def test_a_refused_url_clears_the_page_and_says_why_in_one_line(page: Any, tmp_path: Path) -> None:
-    inspector = start_dev("examples/weather.py")
-    try:
-        open_inspector(page, inspector)
+    with opened(page, "examples/weather.py"):
         page.click('.tool-item[data-name="get_weather"]')
         page.fill('#tool-detail [data-field="location"] input', "Paris")
         page.click("#call-tool")
@@ -144,8 +131,6 @@ def test_a_refused_url_clears_the_page_and_says_why_in_one_line(page: Any, tmp_p
         keep_screenshot(page.screenshot(), "refused.png", tmp_path)
         colour, share = dominant_colour(badge)
         assert colour == (0xFB, 0xE0, 0xE0) and share > 0.5  # the failure's red badge, not green
-    finally:
-        stop(inspector)
 
 
 SERVER_V1 = textwrap.dedent(
@@ -166,9 +151,7 @@ SERVER_V1 = textwrap.dedent(
 def test_a_reload_that_hits_a_syntax_error_clears_the_page(page: Any, tmp_path: Path) -> None:
     server = tmp_path / "reloading.py"
     server.write_text(SERVER_V1)
-    inspector = start_dev(str(server))
-    try:
-        open_inspector(page, inspector)
+    with opened(page, str(server)):
         page.click('.tool-item[data-name="echo"]')
         page.fill('#tool-detail [data-field="word"] input', "hi")
         page.click("#call-tool")
@@ -194,8 +177,6 @@ def test_a_reload_that_hits_a_syntax_error_clears_the_page(page: Any, tmp_path: 
         server.write_text(SERVER_V1)
         page.wait_for_selector('#status[data-state="connected"]')
         page.locator('.tool-item[data-name="echo"]').wait_for()
-    finally:
-        stop(inspector)
 
 
 #: Run as ``python greeter.py ARGS``: a tool reports its arguments and environment, another sleeps.
@@ -235,9 +216,7 @@ def test_a_command_target_with_arguments_environment_and_a_timeout(
 ) -> None:
     server = tmp_path / "greeter.py"
     server.write_text(GREETER)
-    inspector = start_dev()
-    try:
-        open_inspector(page, inspector, connected=False)
+    with opened(page, connected=False):
         page.select_option("#target-kind", "command")
         page.fill("#target-value", f"{shlex.quote(sys.executable)} {shlex.quote(str(server))}")
         page.click("#settings summary")
@@ -263,14 +242,10 @@ def test_a_command_target_with_arguments_environment_and_a_timeout(
         error.wait_for()
         assert "within 2 s" in error.inner_text()
         keep_screenshot(error.screenshot(), "timeout.png", tmp_path)
-    finally:
-        stop(inspector)
 
 
 def test_bad_settings_are_refused_with_the_line_that_is_wrong(page: Any) -> None:
-    inspector = start_dev("examples/weather.py")
-    try:
-        open_inspector(page, inspector)
+    with opened(page, "examples/weather.py"):
         page.click("#settings summary")
         page.fill("#opt-env", "GOOD=1\nnot a pair\n")
         page.click("#connect")
@@ -280,8 +255,6 @@ def test_bad_settings_are_refused_with_the_line_that_is_wrong(page: Any) -> None
         page.fill("#opt-env", "GOOD=1\n")
         page.click("#connect")
         wait_ready(page, "2026-07-28")
-    finally:
-        stop(inspector)
 
 
 def _backend(page: Any, op: str, params: dict[str, Any]) -> str:
@@ -308,9 +281,7 @@ def _backend(page: Any, op: str, params: dict[str, Any]) -> str:
 def test_a_connect_refused_for_its_settings_leaves_no_connection_behind(
     page: Any, tmp_path: Path, kind: str, value: str, setting: str, text: str, said: str
 ) -> None:
-    inspector = start_dev("examples/weather.py")
-    try:
-        open_inspector(page, inspector)
+    with opened(page, "examples/weather.py"):
         assert _backend(page, "request", {"method": "tools/list"}) == "ok"  # connected to weather
 
         page.click("#settings summary")
@@ -331,5 +302,3 @@ def test_a_connect_refused_for_its_settings_leaves_no_connection_behind(
         page.click("#tabs [data-tab=server]")
         assert page.inner_text("#server-detail") == "Not connected."
         keep_screenshot(page.screenshot(), f"refused-{kind}.png", tmp_path)
-    finally:
-        stop(inspector)

@@ -21,8 +21,8 @@ from .conftest import (
     dominant_colour,
     keep_screenshot,
     open_inspector,
-    start_dev,
-    stop,
+    opened,
+    running,
     wait_ready,
 )
 
@@ -31,11 +31,8 @@ pytestmark = pytest.mark.e2e
 
 @pytest.fixture(scope="module")
 def notes() -> Iterator[Inspector]:
-    inspector = start_dev("examples/notes.py")
-    try:
+    with running("examples/notes.py") as inspector:
         yield inspector
-    finally:
-        stop(inspector)
 
 
 def _call(page: Any, tool: str, **fields: str) -> Any:
@@ -123,9 +120,7 @@ def test_progress_and_logs_of_a_call_appear_live(page: Any, notes: Inspector) ->
 def test_elicitation_and_sampling_are_answered_in_the_page(
     page: Any, tmp_path: Path, revision: str, era_marker: str
 ) -> None:
-    inspector = start_dev("examples/travel.py")
-    try:
-        open_inspector(page, inspector)
+    with opened(page, "examples/travel.py"):
         if revision != "auto":
             page.select_option("#revision", revision)
             page.click("#connect")
@@ -156,14 +151,10 @@ def test_elicitation_and_sampling_are_answered_in_the_page(
         assert page.locator("dialog#question[open]").count() == 0
         marker = page.locator(f'#traffic li[data-method="{era_marker}"]')
         assert marker.count() >= (2 if era_marker == "tools/call" else 1)
-    finally:
-        stop(inspector)
 
 
 def test_declining_an_elicitation_reaches_the_tool(page: Any) -> None:
-    inspector = start_dev("examples/travel.py")
-    try:
-        open_inspector(page, inspector)
+    with opened(page, "examples/travel.py"):
         page.click('.tool-item[data-name="plan_trip"]')
         page.fill('#tool-detail [data-field="destination"] input', "Lima")
         page.click("#call-tool")
@@ -172,8 +163,6 @@ def test_declining_an_elicitation_reaches_the_tool(page: Any) -> None:
         result = page.locator("#tool-output .result.is-error")
         result.wait_for()
         assert "The trip to Lima was not confirmed (decline)." in result.inner_text()
-    finally:
-        stop(inspector)
 
 
 @pytest.fixture(scope="module")
@@ -189,9 +178,7 @@ def weather_over_http() -> Iterator[str]:
 
 
 def test_a_url_target_at_a_handshake_revision(page: Any, weather_over_http: str) -> None:
-    inspector = start_dev()  # no dev file: the page connects to what it is given
-    try:
-        open_inspector(page, inspector, connected=False)
+    with opened(page, connected=False):  # no dev file: the page connects to what it is given
         page.locator("#revision option[value='2025-03-26']").wait_for(state="attached")
         assert page.locator("#target-kind option[value=dev]").is_disabled()
         page.select_option("#target-kind", "url")
@@ -228,14 +215,10 @@ def test_a_url_target_at_a_handshake_revision(page: Any, weather_over_http: str)
         assert "is-error" not in (page.locator("#tool-output .result").get_attribute("class") or "")
         calls = page.locator('#traffic li[data-dir="out"][data-method="tools/call"]', has_text="forecast")
         assert calls.count() == 1
-    finally:
-        stop(inspector)
 
 
 def test_an_old_http_sse_endpoint_is_recognised(page: Any, weather_over_http: str) -> None:
-    inspector = start_dev()
-    try:
-        open_inspector(page, inspector, connected=False)
+    with opened(page, connected=False):
         page.select_option("#target-kind", "url")
         page.fill("#target-value", weather_over_http.removesuffix("/mcp") + "/sse")
         page.click("#connect")
@@ -243,14 +226,10 @@ def test_an_old_http_sse_endpoint_is_recognised(page: Any, weather_over_http: st
         assert page.locator(".tool-item").count() == 3
         # The refused POST is in the traffic too: everything that was sent is shown.
         assert page.locator('#traffic li[data-dir="out"][data-method="server/discover"]').count() == 1
-    finally:
-        stop(inspector)
 
 
 def test_roots_set_in_the_page_reach_the_server(page: Any) -> None:
-    inspector = start_dev("examples/travel.py")
-    try:
-        open_inspector(page, inspector)
+    with opened(page, "examples/travel.py"):
         page.click("#tabs [data-tab=server]")
         page.fill("#roots", "file:///tmp/trips\nfile:///home/me/plans")
         page.click("#apply-roots")
@@ -262,8 +241,6 @@ def test_roots_set_in_the_page_reach_the_server(page: Any) -> None:
         assert json.loads(result.locator("pre.structured").inner_text()) == {
             "result": ["file:///tmp/trips", "file:///home/me/plans"]
         }
-    finally:
-        stop(inspector)
 
 
 def test_a_subscription_shows_resource_updates_in_the_handshake_era(page: Any, notes: Inspector) -> None:
@@ -321,9 +298,7 @@ IMAGE_SERVER = textwrap.dedent(
 def test_a_command_line_target_and_an_image_result(page: Any, tmp_path: Path) -> None:
     server = tmp_path / "painter.py"
     server.write_text(IMAGE_SERVER)
-    inspector = start_dev()
-    try:
-        open_inspector(page, inspector, connected=False)
+    with opened(page, connected=False):
         page.select_option("#target-kind", "command")
         page.fill("#target-value", f"{shlex.quote(sys.executable)} -m mcpkit run {shlex.quote(str(server))}")
         page.click("#connect")
@@ -343,5 +318,3 @@ def test_a_command_line_target_and_an_image_result(page: Any, tmp_path: Path) ->
         colour, share = dominant_colour(shot)
         assert colour == (220, 30, 30)  # the server's red rectangle, drawn
         assert share > 0.6  # (the rest is the image's border)
-    finally:
-        stop(inspector)

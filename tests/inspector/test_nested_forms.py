@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from .conftest import keep_screenshot, open_inspector, screenshot_stats, start_dev, stop, wait_ready
+from .conftest import keep_screenshot, opened, screenshot_stats, wait_ready
 
 pytestmark = pytest.mark.e2e
 
@@ -50,9 +50,7 @@ SHOP = textwrap.dedent(
 def test_a_typed_tool_gets_a_nested_form(page: Any, tmp_path: Path, revision: str) -> None:
     server = tmp_path / "shop.py"
     server.write_text(SHOP)
-    inspector = start_dev(str(server), "--no-reload")
-    try:
-        open_inspector(page, inspector)
+    with opened(page, str(server), "--no-reload"):
         if revision != "auto":
             page.select_option("#revision", revision)
             page.click("#connect")
@@ -113,5 +111,3 @@ def test_a_typed_tool_gets_a_nested_form(page: Any, tmp_path: Path, revision: st
         assert page.input_value('#tool-detail [data-path="order.lines[1].item"] input') == "cake"
         page.click("#call-tool")
         page.wait_for_selector("#tool-output .result:has-text('Grace: 2 tea, 1 cake (express) ring twice')")
-    finally:
-        stop(inspector)

@@ -17,7 +17,7 @@ import pytest
 from mcpkit import Client
 
 from ..conftest import ROOT
-from .conftest import keep_screenshot, open_inspector, start_dev, stop, wait_ready
+from .conftest import keep_screenshot, opened, wait_ready
 
 pytestmark = pytest.mark.e2e
 
@@ -39,9 +39,7 @@ def _has_colour(png: bytes, rgb: tuple[int, int, int], tolerance: int = 40) -> b
 def test_ping_and_a_host_entry_that_a_host_can_start(
     page: Any, tmp_path: Path, revision: str, method: str
 ) -> None:
-    inspector = start_dev("examples/notes.py")
-    try:
-        open_inspector(page, inspector)
+    with opened(page, "examples/notes.py"):
         if revision != "auto":
             page.select_option("#revision", revision)
             page.click("#connect")
@@ -72,8 +70,6 @@ def test_ping_and_a_host_entry_that_a_host_can_start(
         with ThreadPoolExecutor(1) as pool:
             names = pool.submit(asyncio.run, asyncio.wait_for(start_it(), 90)).result()
         assert "create_notebook" in names
-    finally:
-        stop(inspector)
 
 
 GROWER = textwrap.dedent(
@@ -95,9 +91,7 @@ GROWER = textwrap.dedent(
 def test_listen_shows_list_changes_in_2026_07_28(page: Any, tmp_path: Path) -> None:
     server = tmp_path / "grower.py"
     server.write_text(GROWER)
-    inspector = start_dev(str(server), "--no-reload")
-    try:
-        open_inspector(page, inspector)
+    with opened(page, str(server), "--no-reload"):
         page.click("#tabs [data-tab=server]")
         page.check("#listen-tools")
         page.click("#listen-apply")
@@ -124,14 +118,10 @@ def test_listen_shows_list_changes_in_2026_07_28(page: Any, tmp_path: Path) -> N
         page.uncheck("#listen-tools")
         page.click("#listen-apply")
         page.wait_for_selector("#listen-status:has-text('not listening')")
-    finally:
-        stop(inspector)
 
 
 def test_subscribe_to_a_resource_in_2026_07_28_uses_listen(page: Any) -> None:
-    inspector = start_dev("examples/notes.py")
-    try:
-        open_inspector(page, inspector)
+    with opened(page, "examples/notes.py"):
         page.click('.tool-item[data-name="create_notebook"]')
         page.click("#call-tool")
         result = page.locator("#tool-output .result")
@@ -161,5 +151,3 @@ def test_subscribe_to_a_resource_in_2026_07_28_uses_listen(page: Any) -> None:
         update.first.locator(".summary").click()
         params = json.loads(update.first.locator("pre").inner_text())
         assert params["uri"] == f"notes://{notebook_id}"
-    finally:
-        stop(inspector)

@@ -19,9 +19,9 @@ from .conftest import (
     changed_fraction,
     keep_screenshot,
     open_inspector,
+    opened,
+    running,
     screenshot_stats,
-    start_dev,
-    stop,
 )
 
 pytestmark = pytest.mark.e2e
@@ -29,11 +29,8 @@ pytestmark = pytest.mark.e2e
 
 @pytest.fixture(scope="module")
 def weather() -> Iterator[Inspector]:
-    inspector = start_dev("examples/weather.py")
-    try:
+    with running("examples/weather.py") as inspector:
         yield inspector
-    finally:
-        stop(inspector)
 
 
 def test_tools_listed_form_from_schema_call_result_and_traffic(
@@ -122,9 +119,7 @@ def test_editing_the_server_file_reloads_it_and_the_page_shows_the_new_tool(
 ) -> None:
     server = tmp_path / "reloading.py"
     server.write_text(SERVER_V1)
-    inspector = start_dev(str(server))
-    try:
-        open_inspector(page, inspector)
+    with opened(page, str(server)):
         page.locator('.tool-item[data-name="first"]').wait_for()
         assert page.locator(".tool-item").count() == 1
         before = page.screenshot()
@@ -160,8 +155,6 @@ def test_editing_the_server_file_reloads_it_and_the_page_shows_the_new_tool(
         after = page.screenshot()
         keep_screenshot(after, "reloaded.png", tmp_path)
         assert changed_fraction(before, after) > 0.01
-    finally:
-        stop(inspector)
 
 
 SLOW_SERVER = textwrap.dedent(
@@ -198,9 +191,7 @@ def _children(pid: int) -> set[int]:
 def test_cancel_stops_a_call_and_stopping_mcpkit_dev_stops_its_servers(page: Any, tmp_path: Path) -> None:
     server = tmp_path / "slow.py"
     server.write_text(SLOW_SERVER)
-    inspector = start_dev(str(server))
-    try:
-        open_inspector(page, inspector)
+    with opened(page, str(server)) as inspector:
         page.click('.tool-item[data-name="wait_long"]')
         page.click("#call-tool")
         page.locator("#tool-output progress").wait_for()
@@ -211,8 +202,6 @@ def test_cancel_stops_a_call_and_stopping_mcpkit_dev_stops_its_servers(page: Any
         page.locator('#traffic li[data-method="notifications/cancelled"]').wait_for()
         children = _children(inspector.process.pid)
         assert children, "the page's server runs as a child of mcpkit dev"
-    finally:
-        stop(inspector)
     deadline = time.monotonic() + 60
     while any(Path(f"/proc/{pid}").exists() for pid in children) and time.monotonic() < deadline:
         time.sleep(0.1)
