@@ -8,17 +8,17 @@ stdio subprocess and over real HTTP, in both eras. And what they cost, counted i
 from __future__ import annotations
 
 import importlib.util
-import sys
-from collections.abc import AsyncIterator, Generator
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import pytest
 
 from mcpkit import Client, ElicitResult, InvalidParams, RPCError, Server
 
-from ..conftest import ROOT, free_port, http_server
+from .._served import served_script
+from ..conftest import ROOT
 from ._composed import text
 from ._sync import sync
 
@@ -47,22 +47,8 @@ async def served(transport: str, version: str) -> AsyncIterator[Client]:
         async with Client(fast_server.build(), protocol_version=version, elicitation=answer) as client:
             yield client
         return
-    if transport == "stdio":
-        async with Client(
-            [sys.executable, str(SERVER)], protocol_version=version, elicitation=answer
-        ) as client:
-            yield client
-        return
-    port = free_port()
-    serving = cast(
-        Generator[str, None, None], http_server([sys.executable, str(SERVER), str(port)], port, 120)
-    )
-    url = next(serving)
-    try:
-        async with Client(url, protocol_version=version, elicitation=answer) as client:
-            yield client
-    finally:
-        serving.close()
+    async with served_script(SERVER, transport, version, elicitation=answer) as client:
+        yield client
 
 
 async def trail(client: Client) -> list[str]:

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import sys
-from collections.abc import AsyncIterator, Generator
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from mcpkit import CallToolResult, Client, TextContent
 
-from ..conftest import free_port, http_server
+from .._served import served_script
 
 SERVER = Path(__file__).parent / "servers" / "builtin_server.py"
 ERAS = ["2025-11-25", "2026-07-28"]
@@ -22,20 +21,8 @@ WIRES_ALL = [(transport, era) for transport in ("stdio", "http") for era in ERAS
 @asynccontextmanager
 async def served(transport: str, version: str) -> AsyncIterator[Client]:
     """A client of a fresh builtin_server.py process over *transport* in *version*."""
-    if transport == "stdio":
-        async with Client([sys.executable, str(SERVER)], protocol_version=version) as client:
-            yield client
-        return
-    port = free_port()
-    serving = cast(
-        Generator[str, None, None], http_server([sys.executable, str(SERVER), str(port)], port, 120)
-    )
-    url = next(serving)
-    try:
-        async with Client(url, protocol_version=version) as client:
-            yield client
-    finally:
-        serving.close()
+    async with served_script(SERVER, transport, version) as client:
+        yield client
 
 
 def texts(result: CallToolResult) -> list[str]:
