@@ -11,7 +11,7 @@ import ipaddress
 import sys
 from collections.abc import AsyncIterator, Generator, Iterator
 from pathlib import Path
-from typing import Any, cast
+from typing import cast
 
 import pytest
 
@@ -21,21 +21,12 @@ from mcpkit.client.auth import ClientCredentials, OAuth
 from ..auth._serve import protected
 from ..auth.issuer import TestIssuer
 from ..conftest import free_port, http_server
+from ._client import echo, run
 from ._raw import ERAS
 
 pytestmark = pytest.mark.e2e
 
 SERVER = Path(__file__).with_name("echo_server.py")
-
-
-def run(coro: Any) -> Any:
-    return asyncio.run(asyncio.wait_for(coro, 120))
-
-
-async def echo(client: Client, text: str = "hi") -> str:
-    block = (await client.call_tool("echo", {"text": text})).content[0]
-    assert isinstance(block, TextContent)
-    return block.text
 
 
 @contextlib.contextmanager

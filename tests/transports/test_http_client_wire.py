@@ -13,21 +13,12 @@ from typing import Any
 import httpx
 import pytest
 
-from mcpkit import Client, RPCError, TextContent
+from mcpkit import Client, RPCError
 
+from ._client import echo, run
 from ._raw import ERAS, MODERN, RawServer, Request, chunked, json_answer, result_of
 
 pytestmark = pytest.mark.e2e
-
-
-def run(coro: Any) -> Any:
-    return asyncio.run(asyncio.wait_for(coro, 120))
-
-
-async def echo(client: Client, text: str = "hi") -> str:
-    block = (await client.call_tool("echo", {"text": text})).content[0]
-    assert isinstance(block, TextContent)
-    return block.text
 
 
 def transport_of(client: Client) -> Any:
