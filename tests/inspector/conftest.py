@@ -181,6 +181,15 @@ def wait_ready(page: Any, version: str) -> None:
         ) from exc
 
 
+def at_revision(page: Any, revision: str) -> None:
+    """Reconnect the page at *revision* and wait until it is ready; ``"auto"`` keeps the connection
+    the page made on its own (it picks the newest revision both sides speak)."""
+    if revision != "auto":
+        page.select_option("#revision", revision)
+        page.click("#connect")
+        wait_ready(page, revision)
+
+
 def screenshot_stats(png: bytes) -> tuple[tuple[int, int], int]:
     """A screenshot's size and how many distinct colours it has (a blank page has one)."""
     import io

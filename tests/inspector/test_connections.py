@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from ..conftest import free_port
-from .conftest import dominant_colour, keep_screenshot, opened, wait_ready
+from .conftest import at_revision, dominant_colour, keep_screenshot, opened, wait_ready
 
 pytestmark = pytest.mark.e2e
 
@@ -74,10 +74,7 @@ def test_no_null_text_on_any_view_of_a_sparse_server(page: Any, tmp_path: Path, 
     server = tmp_path / "sparse.py"
     server.write_text(SPARSE)
     with opened(page, str(server)):
-        if revision != "auto":
-            page.select_option("#revision", revision)
-            page.click("#connect")
-            wait_ready(page, revision)
+        at_revision(page, revision)
         texts = _walk_every_view(page)
         for text in texts:
             assert "null" not in text.lower()

@@ -17,6 +17,7 @@ import pytest
 from ..conftest import free_port, http_server, mcpkit_run
 from .conftest import (
     Inspector,
+    at_revision,
     changed_fraction,
     dominant_colour,
     keep_screenshot,
@@ -121,10 +122,7 @@ def test_elicitation_and_sampling_are_answered_in_the_page(
     page: Any, tmp_path: Path, revision: str, era_marker: str
 ) -> None:
     with opened(page, "examples/travel.py"):
-        if revision != "auto":
-            page.select_option("#revision", revision)
-            page.click("#connect")
-            wait_ready(page, revision)
+        at_revision(page, revision)
         page.click('.tool-item[data-name="plan_trip"]')
         page.fill('#tool-detail [data-field="destination"] input', "Rome")
         page.click("#call-tool")

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from .conftest import keep_screenshot, opened, screenshot_stats, wait_ready
+from .conftest import at_revision, keep_screenshot, opened, screenshot_stats
 
 pytestmark = pytest.mark.e2e
 
@@ -51,10 +51,7 @@ def test_a_typed_tool_gets_a_nested_form(page: Any, tmp_path: Path, revision: st
     server = tmp_path / "shop.py"
     server.write_text(SHOP)
     with opened(page, str(server), "--no-reload"):
-        if revision != "auto":
-            page.select_option("#revision", revision)
-            page.click("#connect")
-            wait_ready(page, revision)
+        at_revision(page, revision)
         page.click('.tool-item[data-name="place_order"]')
         order = page.locator(
             '#tool-detail fieldset.nested[data-path="order"], #tool-detail [data-path="order"] fieldset'

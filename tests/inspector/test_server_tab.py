@@ -17,7 +17,7 @@ import pytest
 from mcpkit import Client
 
 from ..conftest import ROOT
-from .conftest import keep_screenshot, opened, wait_ready
+from .conftest import at_revision, keep_screenshot, opened
 
 pytestmark = pytest.mark.e2e
 
@@ -40,10 +40,7 @@ def test_ping_and_a_host_entry_that_a_host_can_start(
     page: Any, tmp_path: Path, revision: str, method: str
 ) -> None:
     with opened(page, "examples/notes.py"):
-        if revision != "auto":
-            page.select_option("#revision", revision)
-            page.click("#connect")
-            wait_ready(page, revision)
+        at_revision(page, revision)
         page.click("#tabs [data-tab=server]")
         page.click("#ping")
         result = page.locator('#ping-result[data-ok="true"]')
