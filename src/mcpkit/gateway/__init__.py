@@ -5,6 +5,7 @@ An entry-point layer: it imports the server (to serve) and the host (to reach th
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from ..host import HostConfig
@@ -43,7 +44,10 @@ def serve(
 
 
 async def _serve_http(app: Any, host: str, port: int) -> None:
-    """uvicorn on the running loop (the host's connections live on it), with mcpkit's head bounds."""
+    """uvicorn on the running loop (the host's connections live on it), with mcpkit's head bounds.
+
+    Cancelling it stops uvicorn as a SIGINT would: no new connections, then its socket closed.
+    """
     import uvicorn
 
     from ..transports.http.server._uvicorn import bounded_protocol
@@ -60,4 +64,16 @@ async def _serve_http(app: Any, host: str, port: int) -> None:
         access_log=False,  # never shown at this log level, and it costs each response uvicorn's fast path
         timeout_graceful_shutdown=5,
     )
-    await uvicorn.Server(config).serve()
+    server = uvicorn.Server(config)
+    serving = asyncio.ensure_future(server.serve())
+    try:
+        await asyncio.shield(serving)
+    except asyncio.CancelledError:
+        # A cancelled Server.serve() skips uvicorn's shutdown: its listening socket, its accepted
+        # connections and the app's lifespan would stay open until the garbage collector found
+        # them. Asked to exit, it closes them all (in-flight requests get their grace period).
+        server.should_exit = True
+        await asyncio.wait([serving])
+        if not serving.cancelled():
+            serving.exception()  # retrieved: the caller asked to stop, so it hears CancelledError
+        raise
