@@ -6,13 +6,14 @@ import asyncio
 import json
 import subprocess
 import sys
-from collections.abc import Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
 
+from mcpkit import Client
 from mcpkit.host import HostConfig, parse_config
 
-from ..conftest import EXAMPLES, ROOT
+from ..conftest import EXAMPLES, ROOT, free_port, http_server
 
 T = TypeVar("T")
 SERVERS = Path(__file__).parent / "servers"
@@ -42,6 +43,22 @@ def audit_lines(tmp_path: Path) -> list[dict[str, Any]]:
 def run(main: Coroutine[Any, Any, T], seconds: float = 120) -> T:
     """Run *main* with an upper bound, so a hang fails the test instead of the run."""
     return asyncio.run(asyncio.wait_for(main, seconds))
+
+
+def check_over_http(
+    command: list[str], check: Callable[[Client], Awaitable[None]], versions: list[str]
+) -> None:
+    """Serve *command* (an mcpkit command taking ``--transport http``) on a free port and run
+    *check* on a client of it in each of *versions*."""
+    port = free_port()
+    for url in http_server([*command, "--transport", "http", "--port", str(port)], port, 60):
+        for version in versions:
+            run(_checked(url, version, check), 240)
+
+
+async def _checked(url: str, version: str, check: Callable[[Client], Awaitable[None]]) -> None:
+    async with Client(url, protocol_version=version, timeout=120) as client:
+        await check(client)
 
 
 def mcpkit_cli(

@@ -16,8 +16,7 @@ import pytest
 from mcpkit import Client, MCPError, Server, TextContent
 from mcpkit.gateway import Gateway
 
-from ..conftest import free_port, http_server
-from ._util import SERVERS, audit_lines, config, run
+from ._util import SERVERS, audit_lines, check_over_http, config, run
 
 pytestmark = pytest.mark.e2e
 
@@ -141,13 +140,6 @@ def test_renames_filters_and_shared_uris_over_stdio(tmp_path: Path, version: str
 
 
 def test_renames_filters_and_shared_uris_over_http(tmp_path: Path) -> None:
-    port = free_port()
-    command = [sys.executable, "-m", "mcpkit", "gateway", str(_write(tmp_path)), "--transport", "http"]
-    for url in http_server([*command, "--port", str(port)], port, 60):
-        for version in ERAS:
-            run(_over_http(url, version), 240)
-
-
-async def _over_http(url: str, version: str) -> None:
-    async with Client(url, protocol_version=version, timeout=120) as client:
-        await _check_catalogue(client)
+    check_over_http(
+        [sys.executable, "-m", "mcpkit", "gateway", str(_write(tmp_path))], _check_catalogue, ERAS
+    )

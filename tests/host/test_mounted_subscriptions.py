@@ -16,8 +16,7 @@ import pytest
 from mcpkit import Client, Server
 from mcpkit.compose.proxy import proxy
 
-from ..conftest import free_port, http_server
-from ._util import SERVERS, run
+from ._util import SERVERS, check_over_http, run
 
 pytestmark = pytest.mark.e2e
 
@@ -93,13 +92,6 @@ def test_a_mounted_proxy_relays_subscriptions_over_stdio(tmp_path: Path, version
 
 
 def test_a_mounted_proxy_relays_subscriptions_over_http(tmp_path: Path) -> None:
-    port = free_port()
-    command = [sys.executable, "-m", "mcpkit", "run", str(_script(tmp_path)), "--transport", "http"]
-    for url in http_server([*command, "--port", str(port)], port, 60):
-        for version in ERAS:
-            run(_over_http(url, version), 240)
-
-
-async def _over_http(url: str, version: str) -> None:
-    async with Client(url, protocol_version=version, timeout=120) as client:
-        await _updated_after_touch(client)
+    check_over_http(
+        [sys.executable, "-m", "mcpkit", "run", str(_script(tmp_path))], _updated_after_touch, ERAS
+    )
