@@ -64,7 +64,7 @@ def _parser(first: str | None = None) -> argparse.ArgumentParser:
 def _report(exc: CliError) -> None:
     """The error's line (and detail) on stderr. Both may quote a server (its error message, its
     stderr's last lines): on a terminal their control characters are shown as escapes."""
-    from ..host._terminal import shown  # here: `mcpkit run` only needs it when it fails
+    from ._terminal import shown  # here: `mcpkit run` only needs it when it fails
 
     text = f"mcpkit: {exc.message}\n" + (exc.detail.rstrip("\n") + "\n" if exc.detail else "")
     sys.stderr.write(shown(text, sys.stderr))

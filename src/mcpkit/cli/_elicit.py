@@ -10,7 +10,7 @@ such as a gateway's consent question (``Allow this call (yes/no) [no]:``): that 
 question, so it is asked at once and Enter gives its default, rather than asking twice.
 
 The server's message, titles, descriptions and choices are shown with their control characters as
-visible escapes (:mod:`mcpkit.host._terminal`): they are written to the terminal the user types on.
+visible escapes (:mod:`mcpkit.cli._terminal`): they are written to the terminal the user types on.
 
 When stdin is not a terminal nobody can answer: the request is cancelled at once (the spec's
 ``cancel``, "dismissed without making an explicit choice", not ``decline``, which is a person's
@@ -27,8 +27,8 @@ import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from ..host._terminal import shown
 from ._feedback import Feedback, warn
+from ._terminal import shown
 
 __all__ = ["Elicitor", "Form", "read_line"]
 

@@ -4,7 +4,7 @@ On a terminal progress is a rich bar (log lines print above it); otherwise each 
 line, so a log file or CI output reads well. Questions to the user (elicitation) pause the bar.
 
 What the server wrote (log lines, progress messages) is shown on a terminal with its control
-characters as visible escapes (:mod:`mcpkit.host._terminal`); on a pipe it is written as sent.
+characters as visible escapes (:mod:`mcpkit.cli._terminal`); on a pipe it is written as sent.
 
 A call answered over several rounds (a 2026-07-28 ``input_required`` result, retried with the
 user's answers) runs the tool again from the top, and the tool reports its progress again: each
@@ -22,7 +22,7 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
-from ..host._terminal import shown, visible
+from ._terminal import shown, visible
 
 __all__ = ["Feedback", "warn"]
 

@@ -6,7 +6,7 @@ indent, UTF-8 (stable across runs, so outputs can be diffed). Binary content (im
 is summarised as ``[image: image/png, 12.3 kB]``, and written to files with ``--save DIR``.
 
 On a terminal the server's text is shown with its control characters as visible escapes
-(:mod:`mcpkit.host._terminal`), and never read as rich markup: text reaches the terminal only
+(:mod:`mcpkit.cli._terminal`), and never read as rich markup: text reaches the terminal only
 through :meth:`Output._terminal_text`, JSON only through ``visible_json``.
 """
 
@@ -20,8 +20,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..host._terminal import visible, visible_json
 from ._exits import USAGE, CliError
+from ._terminal import visible, visible_json
 
 __all__ = ["Output", "first_line", "signature", "size_text"]
 

@@ -139,7 +139,7 @@ def _log_to_terminal() -> None:
     (``notifications/message``) and the host logs their errors, both a server's text."""
     import logging
 
-    from ..host._terminal import shown
+    from ._terminal import shown
 
     class Escaping(logging.Formatter):
         def format(self, record: logging.LogRecord) -> str:
@@ -155,7 +155,7 @@ def _log_to_terminal() -> None:
 
 def _say(text: str) -> None:
     """One line on stdout: what servers said, shown on a terminal with control characters escaped."""
-    from ..host._terminal import shown
+    from ._terminal import shown
 
     print(shown(text, sys.stdout))
 
@@ -185,7 +185,7 @@ def _print_list(host: Any) -> None:
 
 async def _terminal_consent(request: Any) -> bool | None:
     """The user's answer at the terminal; None (nobody could be asked) when stdin is no terminal."""
-    from ..host._terminal import shown
+    from ._terminal import shown
 
     if not sys.stdin.isatty():
         from ._feedback import warn
@@ -227,7 +227,7 @@ async def _run(args: argparse.Namespace) -> int:
             if tool is None:
                 raise CliError(f"no tool {name!r} (see --list)", USAGE)
             return _show_result(await host.call_tool(name, parse_pairs(pairs, tool.input_schema)))
-        from ..host.shell import shell
+        from .host_shell import shell
 
         return await shell(host, ask_yes=args.yes)
 

@@ -27,7 +27,7 @@ import msgspec
 from .._errors import MCPError
 from .._schema_view import field_lines, find_field, read_schema, signature, type_text
 from .._schema_words import WordsError, arguments_from_words, missing, suggest
-from ._host import Host
+from ..host import Host
 from ._terminal import shown
 
 __all__ = ["shell"]
