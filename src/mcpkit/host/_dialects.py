@@ -21,6 +21,9 @@ from .model import ServerConfig, Transport
 
 __all__ = ["READERS", "Context"]
 
+#: What a reader finds: the servers, and the entries it cannot run with the reason.
+Found = tuple[list[ServerConfig], dict[str, str]]
+
 
 @dataclass
 class Context:
@@ -72,19 +75,41 @@ def _expanded(node: Node, expander: Expander | None) -> str:
         raise node.error(str(exc)) from None
 
 
-def _expanded_map(node: Node, expander: Expander | None) -> dict[str, str]:
-    """An object of strings (numbers and booleans written as JSON would), each one expanded."""
+def _expanded_list(node: Node | None, expander: Expander | None) -> list[str]:
+    """A list of strings, each one expanded (none when *node* is absent)."""
+    return [] if node is None else [_expanded(item, expander) for item in node.elements("a list of strings")]
+
+
+def _expanded_map(node: Node | None, expander: Expander | None) -> dict[str, str]:
+    """An object of strings (numbers and booleans written as JSON would), each one expanded (none
+    when *node* is absent)."""
+    if node is None:
+        return {}
     values = node.string_map()  # type errors first, with their paths
     return {
         key: _expanded(Node(values[key], child.path, child.source), expander) for key, child in node.items()
     }
 
 
+def _url(node: Node, expander: Expander | None) -> str:
+    url = _expanded(node, expander)
+    if not url.startswith(("http://", "https://")):
+        raise node.error(f"expected an http:// or https:// URL, got {url!r}")
+    return url
+
+
+def _string(entry: Node, key: str, default: str) -> str:
+    node = entry.get(key)
+    return default if node is None else node.string()
+
+
 _DOTENV_KEY: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
 
 
-def _env_file(node: Node, expander: Expander | None, base: Path) -> dict[str, str]:
+def _env_file(node: Node | None, expander: Expander | None, base: Path) -> dict[str, str]:
     """A dotenv file's variables (``KEY=VALUE`` lines, ``export``, quotes, ``#`` comments)."""
+    if node is None:
+        return {}
     path = base / Path(_expanded(node, expander)).expanduser()
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
@@ -105,6 +130,7 @@ def _env_file(node: Node, expander: Expander | None, base: Path) -> dict[str, st
     return env
 
 
+#: Every ``type`` a dialect writes, to the transport it means (Goose's ``streamable_http`` too).
 _TYPES: Final[dict[str, Transport]] = {
     "stdio": "stdio",
     "http": "http",
@@ -124,8 +150,7 @@ def _filters(entry: Node) -> tuple[tuple[str, ...], tuple[str, ...]]:
         for key, child in tools.items():
             if key not in ("allow", "deny"):
                 raise child.error("unknown tool filter; expected 'allow' or 'deny'")
-        allow += tools.get("allow").strings() if tools.get("allow") else []  # type: ignore[union-attr]
-        deny += tools.get("deny").strings() if tools.get("deny") else []  # type: ignore[union-attr]
+            (allow if key == "allow" else deny).extend(child.strings())
     for key, target in (("includeTools", allow), ("available_tools", allow), ("excludeTools", deny)):
         if (node := entry.get(key)) is not None:
             target += node.strings()
@@ -137,13 +162,9 @@ def _limits(entry: Node) -> dict[str, Any]:
     if (timeout := entry.get("timeout")) is not None:
         found["timeout"] = timeout.number()
     if (limit := entry.get("maxConcurrency")) is not None:
-        if not isinstance(limit.value, int) or isinstance(limit.value, bool) or limit.value < 1:
-            raise limit.expected("a positive whole number")
-        found["max_concurrency"] = limit.value
+        found["max_concurrency"] = limit.count()
     if (sessions := entry.get("maxSessions")) is not None:
-        if not isinstance(sessions.value, int) or isinstance(sessions.value, bool) or sessions.value < 1:
-            raise sessions.expected("a positive whole number")
-        found["max_sessions"] = sessions.value
+        found["max_sessions"] = sessions.count()
     if (idle := entry.get("sessionIdleTimeout")) is not None:
         found["session_idle_timeout"] = idle.number()
     if (interval := entry.get("refreshInterval")) is not None:
@@ -163,110 +184,86 @@ def _enabled(entry: Node) -> bool:
     return (enabled := entry.get("enabled")) is None or enabled.boolean()
 
 
-def _key(name: str, node: Node) -> str:
-    key = naming.normalise_key(name)
-    if not re.search(r"[A-Za-z0-9]", key):
-        raise node.error("a server name needs at least one letter or digit")
-    return key
+def _common(entry: Node, key: str, name: str, env: dict[str, str]) -> dict[str, Any]:
+    """The :class:`ServerConfig` fields that every dialect's entry gives alike: all but where the
+    server is (*key* is the entry's, normalised here)."""
+    normalised = naming.normalise_key(key)
+    if not re.search(r"[A-Za-z0-9]", normalised):
+        raise entry.error("a server name needs at least one letter or digit")
+    allow, deny = _filters(entry)
+    common = {"key": normalised, "name": name, "env": env, "enabled": _enabled(entry), **_limits(entry)}
+    return {**common, "allow_tools": allow, "deny_tools": deny}
 
 
 def _json_entry(name: str, entry: Node, expander: Expander | None, context: Context) -> ServerConfig:
     """An entry of the JSON dialects: ``command``/``args``/``env`` or ``url``/``headers``."""
     entry.object()
     typed = entry.get("type")
-    url_node = entry.get("url") or entry.get("serverUrl")  # serverUrl: Windsurf's
+    url = entry.get("url") or entry.get("serverUrl")  # serverUrl: Windsurf's
     command = entry.get("command")
     if typed is not None:
-        kind = typed.choice(*_TYPES)
-        transport = _TYPES[kind]
-    elif url_node is not None and command is None:
+        transport = _TYPES[typed.choice(*_TYPES)]
+    elif url is not None and command is None:
         transport = "http"
     else:
         transport = "stdio"
-    env: dict[str, str] = {}
-    if (env_file := entry.get("envFile")) is not None:
-        env.update(_env_file(env_file, expander, context.base))
-    if (env_node := entry.get("env")) is not None:
-        env.update(_expanded_map(env_node, expander))
-    common: dict[str, Any] = {"enabled": _enabled(entry), **_limits(entry)}
-    common["allow_tools"], common["deny_tools"] = _filters(entry)
+    env = _env_file(entry.get("envFile"), expander, context.base)
+    env.update(_expanded_map(entry.get("env"), expander))
+    common = _common(entry, name, name, env)
     if transport == "stdio":
         if command is None:
             raise entry.error("expected 'command' (or 'url' for a remote server)")
         if isinstance(command.value, dict):  # Zed's older {"command": {"path", "args", "env"}}
-            path = command.child("path")
-            argv = [_expanded(path, expander)]
-            if (args := command.get("args")) is not None:
-                argv += [_expanded(args.child(i), expander) for i in range(len(args.strings()))]
-            if (more := command.get("env")) is not None:
-                env.update(_expanded_map(more, expander))
+            argv = [_expanded(command.child("path"), expander)]
+            argv += _expanded_list(command.get("args"), expander)
+            env.update(_expanded_map(command.get("env"), expander))
         else:
             argv = [_expanded(command, expander)]
-        if (args := entry.get("args")) is not None:
-            argv += [_expanded(args.child(i), expander) for i in range(len(args.strings()))]
+        argv += _expanded_list(entry.get("args"), expander)
         cwd = entry.get("cwd")
-        return ServerConfig(
-            _key(name, entry),
-            name,
-            "stdio",
-            command=tuple(argv),
-            env=env,
-            cwd=_expanded(cwd, expander) if cwd is not None else None,
-            **common,
-        )
-    if url_node is None:
+        directory = _expanded(cwd, expander) if cwd is not None else None
+        return ServerConfig(transport="stdio", command=tuple(argv), cwd=directory, **common)
+    if url is None:
         raise entry.error(f"expected 'url' for a server of type {transport!r}")
-    url = _expanded(url_node, expander)
-    if not url.startswith(("http://", "https://")):
-        raise url_node.error(f"expected an http:// or https:// URL, got {url!r}")
-    headers = _expanded_map(entry.child("headers"), expander) if entry.get("headers") else {}
-    return ServerConfig(_key(name, entry), name, transport, url=url, headers=headers, env=env, **common)
+    headers = _expanded_map(entry.get("headers"), expander)
+    return ServerConfig(transport=transport, url=_url(url, expander), headers=headers, **common)
 
 
-def _servers_object(root: Node, key: str) -> Node | None:
+def _servers(root: Node, key: str, what: str) -> Node:
+    """The object of servers at *key* (*what* names it in the error when it is missing)."""
     node = root.get(key)
-    if node is not None:
-        node.object()
+    if node is None:
+        raise root.error(f"expected {what}")
+    node.object()
     return node
 
 
-def read_mcp_servers(root: Node, context: Context) -> tuple[list[ServerConfig], dict[str, str]]:
+def read_mcp_servers(root: Node, context: Context) -> Found:
     """Claude Desktop, Claude Code (``.mcp.json``), Cursor, Windsurf: ``mcpServers``."""
     expander = context.expander(shell_style=True, env_prefix=True)
-    servers = _servers_object(root, "mcpServers")
-    if servers is None:
-        raise root.error("expected an 'mcpServers' object")
+    servers = _servers(root, "mcpServers", "an 'mcpServers' object")
     return [_json_entry(name, entry, expander, context) for name, entry in servers.items()], {}
 
 
-def read_vscode(root: Node, context: Context) -> tuple[list[ServerConfig], dict[str, str]]:
+def read_vscode(root: Node, context: Context) -> Found:
     """VS Code's ``mcp.json``: ``servers``, and ``inputs`` that ``${input:id}`` refers to."""
     if (inputs := root.get("inputs")) is not None:
-        if not isinstance(inputs.value, list):
-            raise inputs.expected("a list of inputs")
-        for index in range(len(inputs.value)):
-            item = inputs.child(index)
+        for item in inputs.elements("a list of inputs"):
             item.child("type").choice("promptString", "pickString")
-            description = item.get("description")
             password = item.get("password")
             context.declared_inputs[item.child("id").string()] = (
-                description.string() if description else "",
+                _string(item, "description", ""),
                 password.boolean() if password else False,
             )
     expander = context.expander(shell_style=False, env_prefix=True, inputs=True)
-    servers = _servers_object(root, "servers")
-    if servers is None:
-        raise root.error("expected a 'servers' object")
+    servers = _servers(root, "servers", "a 'servers' object")
     return [_json_entry(name, entry, expander, context) for name, entry in servers.items()], {}
 
 
-def read_zed(root: Node, context: Context) -> tuple[list[ServerConfig], dict[str, str]]:
+def read_zed(root: Node, context: Context) -> Found:
     """Zed's settings: ``context_servers`` (no variable references: Zed expands none)."""
-    servers = _servers_object(root, "context_servers")
-    if servers is None:
-        raise root.error("expected a 'context_servers' object")
     found, skipped = [], {}
-    for name, entry in servers.items():
+    for name, entry in _servers(root, "context_servers", "a 'context_servers' object").items():
         if entry.get("command") is None and entry.get("url") is None:
             skipped[name] = "an extension-provided server (Zed starts it itself)"
             continue
@@ -274,50 +271,33 @@ def read_zed(root: Node, context: Context) -> tuple[list[ServerConfig], dict[str
     return found, skipped
 
 
-def read_goose(root: Node, context: Context) -> tuple[list[ServerConfig], dict[str, str]]:
+def read_goose(root: Node, context: Context) -> Found:
     """Goose's ``config.yaml``: ``extensions`` with ``cmd``, ``args``, ``envs``, ``env_keys``, ``enabled``."""
-    extensions = _servers_object(root, "extensions")
-    if extensions is None:
-        raise root.error("expected an 'extensions' mapping")
     found, skipped = [], {}
-    for key, entry in extensions.items():
-        kind = entry.child("type").string() if entry.get("type") else "stdio"
+    for key, entry in _servers(root, "extensions", "an 'extensions' mapping").items():
+        kind = _string(entry, "type", "stdio")
         if kind not in ("stdio", "sse", "streamable_http"):
             skipped[key] = f"a Goose {kind!r} extension (part of Goose, not an MCP server to start)"
             continue
-        name_node = entry.get("name")
-        name = name_node.string() if name_node else key
-        env = _expanded_map(entry.child("envs"), None) if entry.get("envs") else {}
+        env = _expanded_map(entry.get("envs"), None)
         if (env_keys := entry.get("env_keys")) is not None:
-            for index, variable in enumerate(env_keys.strings()):
-                if variable not in context.env:
-                    raise env_keys.child(index).error(
-                        f"environment variable {variable} is not set (Goose reads it from its keyring)"
+            for variable in env_keys.elements("a list of strings"):
+                if variable.string() not in context.env:
+                    raise variable.error(
+                        f"environment variable {variable.value} is not set (Goose reads it from its keyring)"
                     )
-                env[variable] = context.env[variable]
-        common: dict[str, Any] = {"enabled": _enabled(entry), **_limits(entry)}
-        common["allow_tools"], common["deny_tools"] = _filters(entry)
+                env[variable.value] = context.env[variable.value]
+        common = _common(entry, key, _string(entry, "name", key), env)
         if kind == "stdio":
-            argv = [_expanded(entry.child("cmd"), None)]
-            if (args := entry.get("args")) is not None:
-                argv += [_expanded(args.child(i), None) for i in range(len(args.strings()))]
-            found.append(
-                ServerConfig(_key(key, entry), name, "stdio", command=tuple(argv), env=env, **common)
-            )
-            continue
-        uri = entry.child("uri")
-        url = _expanded(uri, None)
-        if not url.startswith(("http://", "https://")):
-            raise uri.error(f"expected an http:// or https:// URL, got {url!r}")
-        headers = _expanded_map(entry.child("headers"), None) if entry.get("headers") else {}
-        transport: Transport = "sse" if kind == "sse" else "http"
-        found.append(
-            ServerConfig(_key(key, entry), name, transport, url=url, headers=headers, env=env, **common)
-        )
+            argv = (_expanded(entry.child("cmd"), None), *_expanded_list(entry.get("args"), None))
+            found.append(ServerConfig(transport="stdio", command=argv, **common))
+        else:
+            url, headers = _url(entry.child("uri"), None), _expanded_map(entry.get("headers"), None)
+            found.append(ServerConfig(transport=_TYPES[kind], url=url, headers=headers, **common))
     return found, skipped
 
 
-READERS: Final[dict[str, Callable[[Node, Context], tuple[list[ServerConfig], dict[str, str]]]]] = {
+READERS: Final[dict[str, Callable[[Node, Context], Found]]] = {
     "mcpServers": read_mcp_servers,
     "vscode": read_vscode,
     "zed": read_zed,

@@ -94,10 +94,19 @@ class Node:
             raise self.expected("a positive number")
         return float(self.value)
 
-    def strings(self) -> list[str]:
+    def count(self) -> int:
+        if isinstance(self.value, bool) or not isinstance(self.value, int) or self.value < 1:
+            raise self.expected("a positive whole number")
+        return self.value
+
+    def elements(self, what: str = "a list") -> list[Node]:
+        """The members of this list (*what* names the list in the error when it is none)."""
         if not isinstance(self.value, list):
-            raise self.expected("a list of strings")
-        return [self.child(i).string() for i in range(len(self.value))]
+            raise self.expected(what)
+        return [self.child(i) for i in range(len(self.value))]
+
+    def strings(self) -> list[str]:
+        return [element.string() for element in self.elements("a list of strings")]
 
     def string_map(self) -> dict[str, str]:
         """An object whose values are strings (numbers and booleans are written as JSON would)."""
