@@ -4,14 +4,8 @@
 or named): ``mcpServers`` JSON (Claude Desktop, Claude Code, Cursor, Windsurf), VS Code's
 ``mcp.json`` (``servers`` and ``inputs``, JSONC), Zed's ``context_servers`` and Goose's YAML
 ``extensions`` (:mod:`._dialects` holds one reader each). What every host file lacks (consent rules,
-rate limits, the audit log, renames) lives in an ``mcpkit`` section that the hosts themselves ignore::
-
-    {"mcpServers": {...},
-     "mcpkit": {"policy": {"default": "ask", "rules": [{"annotations": {"readOnlyHint": true}, "action": "allow"}]},
-                "rateLimits": [{"server": "weather", "rate": "10/s"}],
-                "audit": {"path": "audit.jsonl", "redact": ["password"]},
-                "rename": {"weather__get_weather": "weather"},
-                "roots": ["file:///home/me/project"]}}
+rate limits, the audit log, renames, roots) lives in an ``mcpkit`` section that the hosts themselves
+ignore (docs/host.md shows one).
 """
 
 from __future__ import annotations
@@ -39,7 +33,7 @@ __all__ = [
 ]
 
 #: The dialects :func:`parse_config` reads.
-DIALECTS: Final = ("mcpServers", "vscode", "zed", "goose")
+DIALECTS: Final = tuple(_dialects.READERS)
 
 
 def detect_dialect(document: Any, filename: str = "") -> str:

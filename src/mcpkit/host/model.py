@@ -7,14 +7,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final, Literal
 
-from .._secrets import DEFAULT_REDACT, DEFAULT_REDACT_WORDS
+from .._secrets import DEFAULT_REDACT
 from .policy import Policy
 
 __all__ = [
     "DEFAULT_IDLE_SECONDS",
     "DEFAULT_MAX_SESSIONS",
     "DEFAULT_REDACT",
-    "DEFAULT_REDACT_WORDS",
     "DEFAULT_REFRESH_SECONDS",
     "AuditConfig",
     "HostConfig",
@@ -30,9 +29,6 @@ DEFAULT_MAX_SESSIONS: Final = 8
 DEFAULT_IDLE_SECONDS: Final = 300.0
 #: Seconds between re-listings of the lists a server does not announce changes of (``refreshInterval``).
 DEFAULT_REFRESH_SECONDS: Final = 300.0
-
-# The audit log's secret words (always applied; a config's ``redact`` list adds to them): the
-# rule is mcpkit._secrets', shared with the RedactArguments middleware.
 
 
 @dataclass(frozen=True)
@@ -83,8 +79,8 @@ class ServerConfig:
 @dataclass(frozen=True)
 class AuditConfig:
     """Where the audit log goes (JSON lines), and what its ``redact`` list adds to the words that
-    make an argument's key secret (:data:`DEFAULT_REDACT`, :data:`DEFAULT_REDACT_WORDS`, always
-    applied); an entry ``!name`` shows the values of keys named *name* after all (see :mod:`.audit`)."""
+    make an argument's key secret (:mod:`mcpkit._secrets`' rule, shared with the RedactArguments
+    middleware); an entry ``!name`` shows the values of keys named *name* after all (see :mod:`.audit`)."""
 
     path: Path
     redact: tuple[str, ...] = DEFAULT_REDACT

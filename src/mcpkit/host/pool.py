@@ -2,18 +2,10 @@
 
 A handshake-era server's requests (``sampling/createMessage``, ``elicitation/create``,
 ``roots/list``) carry nothing that ties them to the call that caused them. So a caller that can be
-asked gets upstream sessions of its own: the gateway passes a :class:`Lease` naming the *owner* (the
-caller's connection, or for a 2026-07-28 HTTP caller the call itself) and the *holder* (the call), and
-the pool gives the call a session that no other owner has ever used, whose questions go to that
-holder (:func:`holder` says whose they are while the host's callbacks run). Calls that cannot be
-asked anything keep sharing the server's one supervised session (:mod:`.upstream`).
-
-A session serves one call at a time, so a question is always its holder's; an owner with two calls
-in flight has two sessions. Sessions are opened lazily, at most ``max_sessions`` per server (an idle
-one of another owner is closed to make room; otherwise the call waits, then is refused as busy),
-and closed when their owner ends (its ``ends`` event), after ``idle_seconds`` unused, when a lease
-says not to keep them, or when they die: a dead session is logged and dropped at once, never handed
-out again, and the owner's next call opens another.
+asked gets upstream sessions of its own, never used by another *owner*, each serving one call at a
+time, so that a question is always that call's (its *holder*'s: :func:`holder` says whose while the
+host's callbacks run). Calls that cannot be asked share the server's one session (:mod:`.upstream`).
+docs/host.md ("Upstream sessions") says when sessions are opened and closed.
 """
 
 from __future__ import annotations
@@ -31,7 +23,7 @@ from .._errors import MCPError
 from ..client import Client
 from .model import DEFAULT_IDLE_SECONDS, DEFAULT_MAX_SESSIONS
 
-__all__ = ["DEFAULT_IDLE_SECONDS", "DEFAULT_MAX_SESSIONS", "Lease", "PooledSession", "SessionPool", "holder"]
+__all__ = ["Lease", "PooledSession", "SessionPool", "bind", "holder"]
 
 logger = logging.getLogger("mcpkit.host")
 
@@ -79,17 +71,11 @@ Opener = Callable[[PooledSession], Coroutine[Any, Any, Client]]
 
 
 class SessionPool:
-    """The caller sessions of one server (see the module docstring).
-
-    Args:
-        key: the server's key, for messages.
-        open_session: connects a new :class:`~mcpkit.Client` for a session (its callbacks bound to
-            the session's holder with :func:`bind`).
-        max_sessions: sessions open at once.
-        idle_seconds: how long an unused session stays open.
-        wait_seconds: how long a call waits for a session while the pool is full (the caller
-            enforces it: :meth:`acquire` itself waits for ever).
-    """
+    """The caller sessions of one server, at most *max_sessions* open, each closed after
+    *idle_seconds* unused. *open_session* connects a new :class:`~mcpkit.Client` for a session (its
+    callbacks bound to the session's holder with :func:`bind`); *key* names the server in messages;
+    *wait_seconds* is how long a call waits while the pool is full (the caller enforces it:
+    :meth:`acquire` itself waits for ever)."""
 
     def __init__(
         self,
@@ -122,9 +108,9 @@ class SessionPool:
     # -- leasing -----------------------------------------------------------------------------------
 
     async def acquire(self, lease: Lease) -> PooledSession:
-        """A session of *lease*'s owner, free for this call: an idle one, else a new one.
-
-        Waits (the caller bounds it) while the pool is full of sessions in use.
+        """A session of *lease*'s owner, free for this call: an idle one, else a new one (closing
+        another owner's idle one when the pool is full). Waits (the caller bounds it) while the
+        pool is full of sessions in use.
 
         Raises:
             MCPError: the pool is closed, or a new session could not connect.
