@@ -20,6 +20,7 @@ from ...._errors import (
 )
 
 __all__ = [
+    "ON_DISCONNECT",
     "SSE_HEADERS",
     "STATUS_OF_CODE",
     "BodyRefused",
@@ -32,6 +33,7 @@ __all__ = [
     "error",
     "event",
     "is_json",
+    "on_disconnect",
     "path_of",
     "plain",
     "read_body",
@@ -86,6 +88,29 @@ async def wait_disconnect(receive: Receive) -> None:
     """Until the client goes away (call only once the body has been read)."""
     while (await receive())["type"] != "http.disconnect":
         pass
+
+
+#: The ASGI scope extension by which a server that owns the connection (ours: :mod:`._uvicorn`)
+#: offers to call back when the client goes away, so that nobody has to wait for it: the scope's
+#: ``extensions`` then hold ``{ON_DISCONNECT: {"register": register}}``, and ``register(callback)``
+#: has ``callback()`` called once, from the event loop, if the connection is lost before the
+#: response ends (at once if it is lost already). One callback per request; a later one replaces it.
+ON_DISCONNECT: Final = "mcpkit.on_disconnect"
+
+
+def on_disconnect(scope: Scope) -> Callable[[Callable[[], None]], None] | None:
+    """The server's ``register`` of :data:`ON_DISCONNECT`, or None when it offers none (then
+    :func:`wait_disconnect` is the way to know).
+
+    >>> on_disconnect({"extensions": {ON_DISCONNECT: {"register": print}}}) is print
+    True
+    >>> on_disconnect({}), on_disconnect({"extensions": None})
+    (None, None)
+    """
+    extensions = scope.get("extensions")
+    hook = extensions.get(ON_DISCONNECT) if extensions else None
+    register: Callable[[Callable[[], None]], None] | None = hook.get("register") if hook else None
+    return register
 
 
 class BodyRefused(Exception):

@@ -120,13 +120,13 @@ class Routes:
         except BodyRefused as exc:
             await error(send, exc.status, None, INVALID_REQUEST, str(exc))
             return
-        await self.post(body, headers, client_of(scope), receive, send, auth)
+        await self.post(body, headers, scope, receive, send, auth)
 
     async def post(
         self,
         body: bytes,
         headers: dict[str, str],
-        client: str,
+        scope: Scope,
         receive: Receive,
         send: Send,
         auth: AuthInfo | None = None,
@@ -147,12 +147,14 @@ class Routes:
         if isinstance(message, jsonrpc.Request) and is_stateless(message, session_id is not None):
             # "A request carrying modern per-request _meta is served statelessly according to this
             # revision", whatever Mcp-Session-Id it carries.
-            await answer_stateless(self.endpoint, message, headers, receive, send, self.stream_queue_limit)
+            await answer_stateless(
+                self.endpoint, message, headers, scope, receive, send, self.stream_queue_limit
+            )
             return
         owner = owner_of(auth)
         if session_id is None:
             if isinstance(message, jsonrpc.Request) and message.method == "initialize":
-                await self._initialize(message, client, send, owner)
+                await self._initialize(message, client_of(scope), send, owner)
             elif isinstance(message, jsonrpc.Notification):
                 await plain(send, 202, b"")  # outside a session nothing listens for it; accepting is harmless
             else:

@@ -7,11 +7,14 @@ the headers do not match the corresponding values in the request body": ``MCP-Pr
 dispatch, :meth:`Endpoint.handle <mcpkit.kernel.Endpoint.handle>`, from the POST's own task.
 
 The answer is JSON unless the handler sends something first, which turns it into an event stream.
-Either way, "The server **MUST** treat a client disconnect as cancellation of that request": a
-watcher on the connection cancels the handler when the client goes away. It is started only once
-the handler has to wait for something (its first step is taken by hand to learn that, see
-:func:`~mcpkit.session.first_step`), so a request answered at once costs no watcher, nor a callback
-scheduled for it.
+Either way, "The server **MUST** treat a client disconnect as cancellation of that request": the
+handler is cancelled when the client goes away. That is watched for only once the handler has to
+wait for something (its first step is taken by hand to learn that, see
+:func:`~mcpkit.session.first_step`), so a request answered at once costs nothing for it. A request
+that waits asks the server to call back when the connection is lost (the scope's
+:data:`~._asgi.ON_DISCONNECT` extension, which mcpkit's own uvicorn protocol offers): nothing runs
+until then. Served by another ASGI server, a task of the request's own waits on ``receive()`` for
+the ``http.disconnect`` instead, and is cancelled with the answer.
 
 A ``subscriptions/listen`` stream is written differently: its notifications come from other
 requests (a tool that changes the tool list), which must never wait for this client to read. They
@@ -39,10 +42,12 @@ from ._asgi import (
     SSE_HEADERS,
     STATUS_OF_CODE,
     Receive,
+    Scope,
     Send,
     end_body,
     error,
     event,
+    on_disconnect,
     send_json,
     wait_disconnect,
 )
@@ -70,12 +75,14 @@ async def answer_stateless(
     endpoint: Endpoint,
     request: jsonrpc.Request,
     headers: dict[str, str],
+    scope: Scope,
     receive: Receive,
     send: Send,
     queue_limit: int = DEFAULT_STREAM_QUEUE,
 ) -> None:
     """Answer one 2026-07-28 request, from the POST's own task (a listen stream's notifications
-    queue up to *queue_limit* for a client that does not read them)."""
+    queue up to *queue_limit* for a client that does not read them; *scope*: the POST's, for the
+    server's :data:`~._asgi.ON_DISCONNECT`)."""
     try:
         params = request.params if isinstance(request.params, dict) else {}
         meta = params.get("_meta")
@@ -86,7 +93,7 @@ async def answer_stateless(
         # Admitted, the scope's version is the one _meta names, checked against its header above
         # (a request without one is refused here), so only the other headers are left to check.
         conn = ServerConnection()
-        scope = conn.admit(request)
+        admitted = conn.admit(request)
         _check_headers(request, params, headers, endpoint)
     except RPCError as exc:
         await error(send, STATUS_OF_CODE.get(exc.code, 400), request.id, exc.code, exc.message, data=exc.data)
@@ -100,12 +107,12 @@ async def answer_stateless(
         try:
             # The client's going away is watched for once the handler has to wait for something:
             # one that answers in its first step (a coroutine's, taken here) costs no watcher.
-            finished, outcome = first_step(endpoint.start(request, scope, response, conn))
+            finished, outcome = first_step(endpoint.start(request, admitted, response, conn))
             if finished:
                 result = outcome
             else:
                 if not (isinstance(outcome, asyncio.Future) and outcome.done()):
-                    response.watch()
+                    response.watch(scope)
                 result = await outcome
         except Exception as exc:  # 2026-07-28 gives errors HTTP statuses of their own
             if isinstance(exc, Unavailable) and not response.streaming and response.writer is None:
@@ -124,7 +131,9 @@ async def answer_stateless(
             raise
         response.task.uncancel()  # our own doing: the client went away, nothing is left to answer
     finally:
-        response.stop_watching()
+        response.task = None  # answered: a disconnect from now on cancels nothing
+        if response._watch is not None:
+            response._watch.cancel()
         if response.writer is not None:
             response.writer.cancel()
     if response.overflowed:
@@ -181,12 +190,16 @@ class _StatelessResponse:
                 self._closed.set()
         return self._closed
 
-    def watch(self) -> None:
+    def watch(self, scope: Scope) -> None:
         """Start watching for the client's going away: called from the request's task, once its
-        handler has to wait."""
+        handler has to wait. The server calls back if it can (*scope*'s ON_DISCONNECT), else a
+        task waits for ``http.disconnect``."""
         if self.task is None:
             self.task = asyncio.current_task()
-        if self._watch is None:
+        register = on_disconnect(scope)
+        if register is not None:
+            register(self._gone)
+        elif self._watch is None:
             self._watch = asyncio.get_running_loop().create_task(self._watch_disconnect())
 
     def stop_watching(self) -> None:
@@ -195,6 +208,10 @@ class _StatelessResponse:
 
     async def _watch_disconnect(self) -> None:
         await wait_disconnect(self.receive)
+        self._gone()
+
+    def _gone(self) -> None:
+        """The client went away: the request is cancelled (if it is still being answered)."""
         self.gone = True
         if self._closed is not None:
             self._closed.set()
