@@ -34,32 +34,19 @@ class Context:
     ask_input: Callable[[str, str, bool], str | None] | None
     workspace: str
     base: Path
-    declared_inputs: dict[str, tuple[str, bool]] = field(
-        default_factory=dict
-    )  # id -> (description, password)
+    #: VS Code's declared inputs: id -> (description, password).
+    declared_inputs: dict[str, tuple[str, bool]] = field(default_factory=dict)
 
     def expander(self, *, shell_style: bool, env_prefix: bool, inputs: bool = False) -> Expander:
-        ask = None
-        if inputs and self.ask_input is not None:
-            ask_input = self.ask_input
-
-            def ask(input_id: str) -> str | None:
-                if input_id not in self.declared_inputs:
-                    return None  # an undeclared input: no prompt, an error naming it
-                description, password = self.declared_inputs[input_id]
-                return ask_input(input_id, description, password)
-
+        home = str(Path(self.env.get("HOME", str(Path.home()))))
         return Expander(
             self.env,
             shell_style=shell_style,
             env_prefix=env_prefix,
-            inputs=self.inputs if inputs else {},
-            ask_input=ask,
-            inputs_allowed=inputs,
-            builtins={
-                "userHome": str(Path(self.env.get("HOME", str(Path.home())))),
-                "workspaceFolder": self.workspace,
-            },
+            inputs=self.inputs if inputs else None,
+            declared=self.declared_inputs,
+            ask_input=self.ask_input,
+            builtins={"userHome": home, "workspaceFolder": self.workspace},
         )
 
 

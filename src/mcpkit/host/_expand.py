@@ -38,18 +38,19 @@ class Expander:
         env: the variables (``os.environ`` or a test's own mapping).
         shell_style: ``${VAR}`` and ``${VAR:-default}`` (Claude Code, and the mcpServers family).
         env_prefix: ``${env:NAME}`` (Cursor, Windsurf, VS Code).
-        inputs: ``${input:id}`` answers (VS Code), asked for lazily through *ask_input*.
-        inputs_allowed: the dialect has ``${input:id}`` at all (VS Code's).
-        ask_input: ``fn(id) -> str | None``: the answer to an input not in *inputs* (None: no answer).
+        inputs: ``${input:id}`` answers (VS Code's), or None in a dialect without inputs.
+        declared: the inputs the file declares (id -> description, password); one of them not in
+            *inputs* is asked for once, when first used, with ``ask_input(id, description,
+            password) -> str | None`` (None: no answer).
         builtins: other names the dialect defines (``userHome``, ``workspaceFolder``).
     """
 
     env: Mapping[str, str]
     shell_style: bool = True
     env_prefix: bool = True
-    inputs: dict[str, str] = field(default_factory=dict)
-    ask_input: Callable[[str], str | None] | None = None
-    inputs_allowed: bool = False
+    inputs: dict[str, str] | None = None
+    declared: Mapping[str, tuple[str, bool]] = field(default_factory=dict)
+    ask_input: Callable[[str, str, bool], str | None] | None = None
     builtins: Mapping[str, str] = field(default_factory=dict)
 
     def expand(self, text: str) -> str:
@@ -72,9 +73,10 @@ class Expander:
             if rest not in self.env:
                 raise UnsetVariable(reference, f"environment variable {rest}")
             return self.env[rest]
-        if colon and scheme == "input" and self.inputs_allowed:
-            if rest not in self.inputs and self.ask_input is not None:
-                answer = self.ask_input(rest)
+        if colon and scheme == "input" and self.inputs is not None:
+            # An undeclared input is never asked for: it is an error naming it.
+            if rest not in self.inputs and rest in self.declared and self.ask_input is not None:
+                answer = self.ask_input(rest, *self.declared[rest])
                 if answer is not None:
                     self.inputs[rest] = answer
             if rest not in self.inputs:

@@ -1,16 +1,11 @@
 """When a server of the host is started again after it went away, and when it is given up on.
 
 The backoff doubles from :data:`BACKOFF_START` to :data:`BACKOFF_MAX` seconds between attempts, and
-starts again from the beginning after a minute of good health. Some servers no restart can help:
-
-* a stdio server whose command does not exist or cannot be run (or whose working directory is
-  missing): the configuration must change first, so it is not retried at all
-  (:func:`cannot_start` says why);
-* a stdio server that went away :data:`MAX_RESTARTS` times in a row without once staying up for a
-  minute (a crash at start, a missing module): after about a minute of backoff.
-
-A remote server is retried for as long as the host runs: its outage is the network's or its
-deployment's, and it comes back by itself.
+starts over after a minute of good health. A stdio server that no restart can help is given up on:
+at once when its command or working directory cannot be used, since the configuration must change
+first (:func:`cannot_start` says why), and after :data:`MAX_RESTARTS` restarts in a row that never
+stayed up a minute (a crash at start, a missing module). A remote server is retried for as long as
+the host runs: its outage is the network's or its deployment's, and it comes back by itself.
 """
 
 from __future__ import annotations

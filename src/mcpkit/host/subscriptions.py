@@ -2,12 +2,9 @@
 upstream while anyone does, and the same made again on a server that reconnected.
 
 A holder is any token: the host itself (:meth:`~mcpkit.host.Host.subscribe`), a gateway caller's
-session (``resources/subscribe``, until ``resources/unsubscribe`` or its connection ends) or a
-2026-07-28 ``subscriptions/listen`` stream (until it ends). The server that has the URI is
-subscribed to when the first holder comes and unsubscribed from when the last goes; changes are
-applied one at a time, so a subscribe and an unsubscribe of one URI never cross on the way. A new
-connection knows nothing of the old one's subscriptions: :meth:`Subscriptions.reconnected` makes
-them again.
+session or a 2026-07-28 ``subscriptions/listen`` stream. Changes are applied one at a time, so a
+subscribe and an unsubscribe of one URI never cross on the way. A new connection knows nothing of
+the old one's subscriptions: :meth:`Subscriptions.reconnected` makes them again.
 """
 
 from __future__ import annotations
@@ -101,8 +98,7 @@ class Subscriptions:
         stale = [u for u, s in self.subscribed.items() if s == key and self._made_on.get(u) is not client]
         if not stale:
             return
-        for uri in stale:
-            self._made_on[uri] = client
+        self._made_on.update(dict.fromkeys(stale, client))
 
         async def again() -> None:
             for uri in stale:
