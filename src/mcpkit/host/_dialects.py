@@ -128,7 +128,7 @@ _TYPES: Final[dict[str, Transport]] = {
 }
 
 
-def _filters(entry: Node) -> tuple[tuple[str, ...], tuple[str, ...]]:
+def _filters(entry: Node) -> dict[str, tuple[str, ...]]:
     """Tool allow and deny globs: mcpkit's ``tools: {allow, deny}``, or ``includeTools`` /
     ``excludeTools`` as some hosts spell them, or Goose's ``available_tools``."""
     allow: list[str] = []
@@ -137,11 +137,12 @@ def _filters(entry: Node) -> tuple[tuple[str, ...], tuple[str, ...]]:
         for key, child in tools.items():
             if key not in ("allow", "deny"):
                 raise child.error("unknown tool filter; expected 'allow' or 'deny'")
-            (allow if key == "allow" else deny).extend(child.strings())
+            if child.value is not None:  # null is absent, as everywhere in the file
+                (allow if key == "allow" else deny).extend(child.strings())
     for key, target in (("includeTools", allow), ("available_tools", allow), ("excludeTools", deny)):
         if (node := entry.get(key)) is not None:
             target += node.strings()
-    return tuple(allow), tuple(deny)
+    return {"allow_tools": tuple(allow), "deny_tools": tuple(deny)}
 
 
 def _limits(entry: Node) -> dict[str, Any]:
@@ -177,9 +178,8 @@ def _common(entry: Node, key: str, name: str, env: dict[str, str]) -> dict[str, 
     normalised = naming.normalise_key(key)
     if not re.search(r"[A-Za-z0-9]", normalised):
         raise entry.error("a server name needs at least one letter or digit")
-    allow, deny = _filters(entry)
-    common = {"key": normalised, "name": name, "env": env, "enabled": _enabled(entry), **_limits(entry)}
-    return {**common, "allow_tools": allow, "deny_tools": deny}
+    common = {"key": normalised, "name": name, "env": env, "enabled": _enabled(entry)}
+    return {**common, **_filters(entry), **_limits(entry)}
 
 
 def _json_entry(name: str, entry: Node, expander: Expander | None, context: Context) -> ServerConfig:
