@@ -198,6 +198,62 @@ def test_mistakes_name_their_key_path(document: dict[str, Any], message: str) ->
         parse_config(document, dialect=dialect, env={"HOME": "/h"}, source="")
 
 
+def test_tool_filters_in_every_spelling_and_null_is_absent() -> None:
+    config = parse_config(
+        {
+            "mcpServers": {
+                "a": {"command": "x", "tools": {"allow": ["r*"], "deny": None}, "includeTools": ["s"]},
+                "b": {"command": "x", "tools": {"allow": None, "deny": ["d*"]}, "excludeTools": ["e"]},
+            }
+        }
+    )
+    a, b = config.servers.values()
+    assert (a.allow_tools, a.deny_tools) == (("r*", "s"), ())
+    assert (b.allow_tools, b.deny_tools) == ((), ("d*", "e"))
+
+
+@pytest.mark.parametrize(
+    ("document", "dialect", "message"),
+    [
+        (
+            {"mcpServers": {"a": {"command": "x", "maxConcurrency": 2.5}}},
+            "mcpServers",
+            r"mcpServers\.a\.maxConcurrency: expected a positive whole number, got the number 2\.5",
+        ),
+        ({"inputs": {}, "servers": {}}, "vscode", r"^inputs: expected a list of inputs, got an object"),
+        (
+            {"extensions": {"g": {"cmd": "x", "env_keys": [3]}}},
+            "goose",
+            r"extensions\.g\.env_keys\[0\]: expected a string, got the number 3",
+        ),
+        (
+            {"extensions": {"g": {"type": "sse", "uri": "ftp://x"}}},
+            "goose",
+            r"extensions\.g\.uri: expected an http",
+        ),
+        ({}, "goose", r"^expected an 'extensions' mapping"),
+    ],
+)
+def test_shared_readers_name_the_key_path_in_every_dialect(
+    document: dict[str, Any], dialect: str, message: str
+) -> None:
+    with pytest.raises(ConfigError, match=message):
+        parse_config(document, dialect=dialect, env={})
+
+
+def test_an_undeclared_vscode_input_is_never_asked_for() -> None:
+    asked: list[str] = []
+
+    def ask(input_id: str, description: str, password: bool) -> str:
+        asked.append(input_id)
+        return "x"
+
+    document = {"servers": {"a": {"command": "x", "env": {"K": "${input:nobody-declared-it}"}}}}
+    with pytest.raises(ConfigError, match=r"servers\.a\.env\.K: input nobody-declared-it is not set"):
+        parse_config(document, dialect="vscode", env={}, ask_input=ask)
+    assert asked == []
+
+
 def test_file_errors(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="cannot read"):
         load_config(tmp_path / "missing.json")
