@@ -74,6 +74,24 @@ def test_a_redacted_value_is_replaced_whole_whatever_it_holds(tmp_path: Path) ->
     assert written["arguments"] == {"credentials": REDACTED, "n": 1}
 
 
+def test_lines_are_utf8_json_appended_one_a_call(tmp_path: Path) -> None:
+    """Text is kept as it is (not escaped), a value JSON has no type for is written as its text, and
+    a second log of the same file appends after the first's lines."""
+    path = tmp_path / "logs" / "audit.jsonl"
+    first = AuditLog(path)
+    first.write(tool="météo", arguments={"city": "Zürich", "where": Path("/srv/data")}, outcome="ok")
+    first.close()
+    second = AuditLog(path)
+    second.write(tool="echo", arguments={}, outcome="tool-error")
+    second.close()
+    raw = path.read_bytes()
+    assert "météo".encode() in raw and b"\\u" not in raw
+    lines = [json.loads(line) for line in raw.decode().splitlines()]
+    assert [line["tool"] for line in lines] == ["météo", "echo"]
+    assert lines[0]["arguments"] == {"city": "Zürich", "where": "/srv/data"}
+    assert list(lines[0])[:2] == ["time", "tool"] and lines[0]["time"].endswith("+00:00")
+
+
 def test_the_rule_in_words() -> None:
     rule = Redaction(["pin", "!sort_key", "-"])
     assert rule.secret("user_pin") and rule.secret("PIN") and rule.secret("spinner")  # a word: anywhere

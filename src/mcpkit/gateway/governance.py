@@ -17,15 +17,15 @@ handler to answer.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 
-from .._errors import MCPError, MethodNotFound, MissingClientCapability
+from .._errors import MethodNotFound, MissingClientCapability
 from .._mrtr import InputRequired
 from ..host import ConsentRequest, Host
 from ..host.bridge import PARK_PREFIX
-from ..host.governance import failure as _failure
 from ..host.governance import governed
 
 if TYPE_CHECKING:
@@ -40,14 +40,6 @@ _CONSENT_SCHEMA: Final = {
     "properties": {"allow": {"type": "boolean", "title": "Allow this call", "default": False}},
     "required": ["allow"],
 }
-
-
-class _Failed(MCPError):
-    """The answer of a call that failed upstream, carried past the audit as an error."""
-
-    def __init__(self, result: Any, error: str) -> None:
-        super().__init__(error)
-        self.result = result
 
 
 class Governance:
@@ -77,38 +69,25 @@ class Governance:
             routed, annotations = self._facts(name, ctx)
         except Exception:  # unknown, or its server is down: the handler answers that
             return await call_next(call)
+        host = self.host
         # A retry that answers a parked question is the same call: already charged, decided again
         # (consent's answer, if any, is in the retry too).
-        resumed = any(key in self.host.bridge.parked for key in ctx.answers)
+        resumed = bool(ctx.answers) and any(key in host.bridge.parked for key in ctx.answers)
         request = ConsentRequest(routed.server, routed.name, name, arguments or {}, annotations, "")
-        failure: list[str] = []
-
-        async def run() -> Any:
-            token = _failure.set(failure)
-            try:
-                result = await call_next(call)
-            finally:
-                _failure.reset(token)
-            if failure:
-                raise _Failed(result, failure[0])
-            return result
 
         async def ask(asked: ConsentRequest) -> bool | None:
             return await _consent(asked, ctx)
 
-        try:
-            return await governed(
-                self.host.config.policy,
-                self.host.audit,
-                request,
-                caller_of(ctx),
-                ask,
-                run,
-                limited=not resumed,
-                pending=_parked,
-            )
-        except _Failed as failed:
-            return failed.result
+        return await governed(
+            host.config.policy,
+            host.audit,
+            request,
+            caller_of(ctx),
+            ask,
+            functools.partial(call_next, call),
+            limited=not resumed,
+            pending=_parked,
+        )
 
     def _facts(self, name: str, ctx: Context) -> tuple[Any, dict[str, Any]]:
         source = self.resolve(name, ctx) if self.resolve is not None else name

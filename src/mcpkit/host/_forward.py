@@ -276,8 +276,13 @@ class Forwarder(LowLevelServer):
         upstream = self.upstream
         client = upstream.client
 
-        async def progress(done: float, total: float | None, message: str | None) -> None:
+        async def relay(done: float, total: float | None, message: str | None) -> None:
             await scope.ctx.report_progress(done, total, message)
+
+        # Progress is asked of the upstream only when someone may read it: this round's caller
+        # asked for it, or the call may go on into later rounds (whose callers may ask).
+        asked = "progressToken" in scope.ctx.meta or (scope.ctx.scope.stateless and scope.can_be_asked)
+        progress = relay if asked else None
 
         async def work(client: Client) -> Any:
             call = {"name": own, "arguments": arguments or {}}

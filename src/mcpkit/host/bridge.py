@@ -52,10 +52,14 @@ class CallScope:
     Compared by identity (a pool's owner of a session for the call alone).
     """
 
-    __slots__ = ("_needs", "call", "ctx")
+    __slots__ = ("_needs", "call", "can_be_asked", "ctx")
 
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
+        caps = ctx.scope.client_capabilities
+        #: Whether the caller declared something the upstream may ask of it (the same caller in
+        #: every round, so worked out once).
+        self.can_be_asked = any(isinstance(caps.get(k), dict) for k in ("sampling", "elicitation", "roots"))
         #: The host's call for this caller, when it runs in a task of its own (see the forwarder).
         self.call: asyncio.Future[Any] | None = None
         self._needs: asyncio.Future[InputRequired] | None = None
@@ -72,11 +76,6 @@ class CallScope:
         """Go on in the caller's next round (a 2026-07-28 retry): its context, a fresh question slot."""
         self.ctx = ctx
         self._needs = None
-
-    @property
-    def can_be_asked(self) -> bool:
-        caps = self.ctx.scope.client_capabilities
-        return any(isinstance(caps.get(k), dict) for k in ("sampling", "elicitation", "roots"))
 
 
 _current: contextvars.ContextVar[CallScope | None] = contextvars.ContextVar(

@@ -41,7 +41,7 @@ __all__ = [
 INPUT_ROUND = "input-required"
 
 #: Why the upstream call failed, when the forwarder answered a tool error for it (a server down, a
-#: timeout): the governing middleware's audit line says ``error`` with it, as for the host's calls.
+#: timeout): :func:`governed` writes ``error`` with it in the audit line, as for the host's calls.
 failure: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar(
     "mcpkit_call_failure", default=None
 )
@@ -166,6 +166,8 @@ async def governed(
         if limit is not None:
             written("rate-limited", "refused", f"limit {limit}")
             return refusal_result(f"Rate limit {limit} reached for {request.name}; retry in {wait:.1f} s.")
+    noted: list[str] = []  # a failure told by note_failure: an error, though answered as a tool error
+    token = failure.set(noted)
     try:
         result = await run()
     except InputRequired as need:
@@ -179,6 +181,10 @@ async def governed(
     except MCPError as exc:
         written(decision, "error", str(exc) or None)
         raise
-    failed = getattr(result, "is_error", None)
-    written(decision, "tool-error" if failed else "ok")
+    finally:
+        failure.reset(token)
+    if noted:
+        written(decision, "error", noted[0])
+    else:
+        written(decision, "tool-error" if getattr(result, "is_error", None) else "ok")
     return result
