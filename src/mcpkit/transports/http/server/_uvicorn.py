@@ -122,9 +122,39 @@ class _Cycle(RequestResponseCycle):
     protocol: _BoundedHttpTools | None = None
 
     async def send(self, message: Any) -> None:
-        if self._head:
-            await self._send_after_head(message)
+        head = self._head
+        if head:
+            # What uvicorn's send does with a body once the head is written, with the head in the
+            # same write; anything else goes to uvicorn with the head written first.
+            if message["type"] != "http.response.body" or self.flow.write_paused or self.disconnected:
+                if not self.disconnected:
+                    self.write_head()
+                await super().send(message)
+                return
+            self._head = b""
+            if self.protocol is not None:
+                self.protocol.holding = None
+            body = message.get("body", b"")
+            if self.scope["method"] == "HEAD":
+                self.expected_content_length = 0
+                data = head
+            elif len(body) > self.expected_content_length:
+                self.transport.write(head)
+                raise RuntimeError("Response content longer than Content-Length")
+            else:
+                self.expected_content_length -= len(body)
+                data = head + body
+            self.transport.write(data)
+            if not message.get("more_body", False):
+                if self.expected_content_length != 0:
+                    raise RuntimeError("Response content shorter than Content-Length")
+                self.response_complete = True
+                self.message_event.set()
+                if not self.keep_alive:
+                    self.transport.close()
+                self.on_response()
             return
+        # A response's head: written now, or held for its body.
         if (
             self.response_started
             or self.flow.write_paused
@@ -194,7 +224,8 @@ class _Cycle(RequestResponseCycle):
         if event.is_set() and not (
             self.waiting_for_100_continue or self.disconnected or self.response_complete
         ):
-            self.flow.resume_reading()
+            if self.flow.read_paused:
+                self.flow.resume_reading()
             event.clear()
             message = {"type": "http.request", "body": bytes(self.body), "more_body": self.more_body}
             self.body = bytearray()
@@ -208,38 +239,6 @@ class _Cycle(RequestResponseCycle):
             self.protocol.holding = None
         if head and not self.transport.is_closing():
             self.transport.write(head)
-
-    async def _send_after_head(self, message: Any) -> None:
-        # What uvicorn's send does with a body once the head is written, with the head in the
-        # same write; anything else goes to uvicorn with the head written first.
-        if message["type"] != "http.response.body" or self.flow.write_paused or self.disconnected:
-            if not self.disconnected:
-                self.write_head()
-            await super().send(message)
-            return
-        head = self._head
-        self._head = b""
-        if self.protocol is not None:
-            self.protocol.holding = None
-        body = message.get("body", b"")
-        if self.scope["method"] == "HEAD":
-            self.expected_content_length = 0
-            data = head
-        elif len(body) > self.expected_content_length:
-            self.transport.write(head)
-            raise RuntimeError("Response content longer than Content-Length")
-        else:
-            self.expected_content_length -= len(body)
-            data = head + body
-        self.transport.write(data)
-        if not message.get("more_body", False):
-            if self.expected_content_length != 0:
-                raise RuntimeError("Response content shorter than Content-Length")
-            self.response_complete = True
-            self.message_event.set()
-            if not self.keep_alive:
-                self.transport.close()
-            self.on_response()
 
 
 class _BoundedHttpTools(HttpToolsProtocol):
@@ -325,7 +324,8 @@ class _BoundedHttpTools(HttpToolsProtocol):
     def on_headers_complete(self) -> None:
         self._in_head = False
         self._head_bytes = 0
-        self._stop_head_timer()
+        if self._head_timer is not None:  # (seldom: a head that came in pieces)
+            self._stop_head_timer()
         if len(self.headers) > self.max_header_count:
             logger.warning("closing a connection whose request has over %d headers", self.max_header_count)
             self._refuse(b"431 Request Header Fields Too Large")
@@ -373,7 +373,12 @@ class _BoundedHttpTools(HttpToolsProtocol):
         )
         self.cycle.protocol = self
         if existing_cycle is None or existing_cycle.response_complete:
-            self._start_asgi_task(self.cycle, app)
+            if self.config.reset_contextvars:
+                self._start_asgi_task(self.cycle, app)
+            else:  # uvicorn's _start_asgi_task, in line
+                task = self.loop.create_task(self.cycle.run_asgi(app))
+                task.add_done_callback(self.tasks.discard)
+                self.tasks.add(task)
         else:  # pipelined: it waits for the one before it
             self.flow.pause_reading()
             self.pipeline.appendleft((self.cycle, app))
@@ -388,8 +393,10 @@ class _BoundedHttpTools(HttpToolsProtocol):
         self.server_state.total_requests += 1
         if self.transport.is_closing():
             return
-        self._unset_keepalive_if_required()  # (never armed by this class; a subclass might)
-        self.flow.resume_reading()
+        if self.timeout_keep_alive_task is not None:  # (never armed by this class; a subclass might)
+            self._unset_keepalive_if_required()
+        if self.flow.read_paused:
+            self.flow.resume_reading()
         if self.pipeline:  # a request waiting behind this one starts now
             cycle, app = self.pipeline.pop()
             self._start_asgi_task(cycle, app)

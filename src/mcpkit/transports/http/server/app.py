@@ -131,7 +131,7 @@ class StreamableHTTPApp:
         self.server = server
         self.strategy: SessionStrategy = strategy if strategy is not None else LocalStrategy()
         self.serving = Serving(server, self.strategy)
-        self._traced = telemetry.serving if telemetry is not None else _untraced
+        self._traced = telemetry.serving if telemetry is not None else None
         self.auth = AuthGate(auth) if auth is not None else None
         self.metadata = ProtectedResourceMetadata(auth) if auth is not None else None
         cors = list(cors_origins)
@@ -189,7 +189,8 @@ class StreamableHTTPApp:
             await self.serving.start_late(send)
             if not self.serving.started:
                 return
-        self._traced("tcp")  # this request's task (and the handlers it starts): its spans
+        if self._traced is not None:
+            self._traced("tcp")  # this request's task (and the handlers it starts): its spans
         await self._handle(scope, receive, send)
 
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -281,10 +282,6 @@ class StreamableHTTPApp:
             return True
         rest = origin.split("://", 1)[-1]
         return self._host_ok(rest) and rest.split(":")[0] in _LOCAL_HOSTS
-
-
-def _untraced(network_transport: str) -> None:
-    return None
 
 
 #: Headers that say what a message is or where it belongs: one value each, or an intermediary that

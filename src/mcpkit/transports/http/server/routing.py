@@ -115,25 +115,12 @@ class Routes:
         if not is_json(headers.get("content-type")):
             await error(send, 415, None, INVALID_REQUEST, "Unsupported Media Type: POST application/json")
             return
+        # A POST: its body read whole, decoded, sent down its era's path, answered.
         try:
-            body = await read_body(receive, self.max_body_bytes, self.body_timeout)
+            message = jsonrpc.decode(await read_body(receive, self.max_body_bytes, self.body_timeout))
         except BodyRefused as exc:
             await error(send, exc.status, None, INVALID_REQUEST, str(exc))
             return
-        await self.post(body, headers, scope, receive, send, auth)
-
-    async def post(
-        self,
-        body: bytes,
-        headers: dict[str, str],
-        scope: Scope,
-        receive: Receive,
-        send: Send,
-        auth: AuthInfo | None = None,
-    ) -> None:
-        """One POSTed body, read whole: decoded, sent down its era's path, answered."""
-        try:
-            message = jsonrpc.decode(body)
         except RemoteProtocolError as exc:
             await error(send, 400, exc.request_id, exc.code, str(exc))
             return
@@ -233,7 +220,8 @@ class Routes:
             except BaseException:  # nothing ran: the request is not in flight
                 session.close_response(stream, ids)
                 raise
-            resumable = self._resumable(session, decoded)
+            # A partial (made in C, no Python call): most answers are JSON and never ask for it.
+            resumable = functools.partial(self._new_resumable, session, decoded)
             await answer_here(session, decoded, stream, ids, receive, send, accepts_sse, resumable)
             return
         try:
@@ -252,23 +240,20 @@ class Routes:
             return
         stream = admitted.open_stream(session)
         await session.served.peer.deliver(admitted.events)
-        resumable = self._resumable(session, admitted.events)
+        resumable = functools.partial(self._new_resumable, session, admitted.events)
         await respond(session, stream, admitted.ids, receive, send, accepts_sse, resumable, admitted.headers)
 
-    def _resumable(
+    def _new_resumable(
         self, session: HTTPSession, message: jsonrpc.Event | list[Member]
-    ) -> Callable[[], ResumableStream | None]:
-        def resumable() -> ResumableStream | None:
-            # Asked only of an answer that becomes an event stream (a JSON answer has no events):
-            # from 2025-03-26 its events are kept for a reconnection.
-            if not session.has("resumable_streams"):
-                return None
-            retry_ms = self.retry_ms if session.has("sse_polling") else None
-            stream_id = session.new_stream_id()
-            self.strategy.running(stream_id, message)
-            return new_resumable(session.resumable, stream_id, self.event_store, retry_ms, self.table.chore)
-
-        return resumable
+    ) -> ResumableStream | None:
+        """Asked only of an answer that becomes an event stream (a JSON answer has no events):
+        from 2025-03-26 its events are kept for a reconnection."""
+        if not session.has("resumable_streams"):
+            return None
+        retry_ms = self.retry_ms if session.has("sse_polling") else None
+        stream_id = session.new_stream_id()
+        self.strategy.running(stream_id, message)
+        return new_resumable(session.resumable, stream_id, self.event_store, retry_ms, self.table.chore)
 
     async def _accept(
         self, session: HTTPSession, message: jsonrpc.Event | list[Member], events: list[Member], send: Send
