@@ -117,32 +117,19 @@ def parse_policy(policy: Node | None, limits: Node | None) -> Policy:
     if policy is not None:
         if (default := policy.get("default")) is not None:
             result.default = default.choice(*_DECISIONS)  # type: ignore[assignment]
-        rules = policy.get("rules")
-        if rules is not None:
-            if not isinstance(rules.value, list):
-                raise rules.expected("a list of rules")
-            for index in range(len(rules.value)):
-                result.rules.append(_rule(rules.child(index)))
-    if limits is not None:
-        if not isinstance(limits.value, list):
-            raise limits.expected("a list of rate limits")
-        for index in range(len(limits.value)):
-            node = limits.child(index)
-            rate = node.child("rate")
-            server = node.get("server")
-            tool = node.get("tool")
-            try:
-                result.limits.append(
-                    LimitRule(
-                        rate.string(),
-                        server.string() if server else "*",
-                        tool.string() if tool else None,
-                    )
-                )
-            except ValueError as exc:
-                if hasattr(exc, "path"):
-                    raise
-                raise rate.error(str(exc)) from None
+        if (rules := policy.get("rules")) is not None:
+            result.rules = [_rule(node) for node in rules.elements("a list of rules")]
+    for node in limits.elements("a list of rate limits") if limits is not None else ():
+        rate, server, tool = node.child("rate"), node.get("server"), node.get("tool")
+        try:
+            limit = LimitRule(
+                rate.string(), server.string() if server else "*", tool.string() if tool else None
+            )
+        except ValueError as exc:
+            if hasattr(exc, "path"):
+                raise
+            raise rate.error(str(exc)) from None
+        result.limits.append(limit)
     return result
 
 

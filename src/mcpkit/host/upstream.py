@@ -2,14 +2,10 @@
 
 The supervisor connects (any transport, any revision: :class:`~mcpkit.Client` negotiates), lists the
 server's tools, resources, templates and prompts, then waits for the connection to end. A stdio
-server that exits, or a remote one whose requests fail with a closed connection, is reconnected after
-a backoff that doubles from :data:`BACKOFF_START` to :data:`BACKOFF_MAX` seconds (and starts again
-after a minute of good health). Meanwhile its status says so, and a call to it fails at once with
-:class:`Unavailable` naming the server and the reason: a dead server is never left half-alive, and no
-call waits on it.
-
-A server no restart can help is given up on (state ``failed``, the reason and the count in its
-status) rather than said to be ``restarting`` for ever: see :mod:`.restarts`.
+server that exits, or a remote one whose requests fail with a closed connection, is reconnected
+after a backoff, or given up on (:mod:`.restarts`). Meanwhile its status says so, and a call to it
+fails at once with :class:`Unavailable` naming the server and the reason: a dead server is never
+left half-alive, and no call waits on it.
 """
 
 from __future__ import annotations
@@ -27,18 +23,9 @@ from ..client import Client
 from ..types import Prompt, Resource, ResourceTemplate, Tool
 from .model import ServerConfig
 from .pool import Lease, PooledSession, SessionPool, bind
-from .restarts import BACKOFF_MAX, BACKOFF_START, MAX_RESTARTS, Restarts, cannot_start
+from .restarts import MAX_RESTARTS, Restarts, cannot_start
 
-__all__ = [
-    "BACKOFF_MAX",
-    "BACKOFF_START",
-    "MAX_RESTARTS",
-    "ClientFactory",
-    "ServerStatus",
-    "Unavailable",
-    "Upstream",
-    "UpstreamHooks",
-]
+__all__ = ["ClientFactory", "ServerStatus", "Unavailable", "Upstream", "UpstreamHooks"]
 
 logger = logging.getLogger("mcpkit.host")
 T = TypeVar("T")
