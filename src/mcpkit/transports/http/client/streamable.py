@@ -37,12 +37,11 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from ...._errors import ConnectionClosed, TransportError
-from ...._headers import encode_header_value, header_value_of, value_at
-from ...._methods import mcp_name_field
 from ...stdio import DEFAULT_MAX_MESSAGE_BYTES
 from ._answer import PostAnswer, StreamState
 from ._bounded import ACCEPT_ENCODING, Answer, SSEEvent, sse_events
 from ._pool import request_bytes
+from ._post_headers import PostHeaders
 from ._reopen import SESSION_LOST, STREAM_REOPENED, Backoff, notice, retry_after, worth_retrying
 from ._requests import Requests, merged_headers
 from ._wire import Connection
@@ -90,8 +89,9 @@ class HTTPClientTransport:
         self._posts: dict[Any, PostAnswer] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self.session_id: str | None = None
+        self._heads = PostHeaders()
         #: Per tool, the ``x-mcp-header`` parameters to mirror (the client fills it from tools/list).
-        self.mirrored: dict[str, dict[str, tuple[str, ...]]] = {}
+        self.mirrored = self._heads.mirrored
         self.protocol_version: str | None = None
         #: How many times one request's event stream is resumed with ``Last-Event-ID`` at most.
         self.max_reconnects = 10
@@ -182,36 +182,6 @@ class HTTPClientTransport:
 
     # -- POST ----------------------------------------------------------------------------------------
 
-    def _header_lines(self, data: dict[str, Any]) -> bytes:
-        return "".join(f"{k}: {v}\r\n" for k, v in self._headers(data).items()).encode("latin-1")
-
-    def _headers(self, data: dict[str, Any]) -> dict[str, str]:
-        headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-        method = data.get("method")
-        raw_params = data.get("params")
-        params: dict[str, Any] = raw_params if isinstance(raw_params, dict) else {}
-        raw_meta = params.get("_meta")
-        meta: dict[str, Any] = raw_meta if isinstance(raw_meta, dict) else {}
-        version = meta.get("io.modelcontextprotocol/protocolVersion") or self.protocol_version
-        if method == "initialize":
-            version = params.get("protocolVersion")
-        if isinstance(version, str) and version.isascii() and version.isprintable():
-            headers["MCP-Protocol-Version"] = version
-        if isinstance(method, str):
-            plain = method.isascii() and method.isprintable()
-            headers["Mcp-Method"] = method if plain else encode_header_value(method)
-            field = mcp_name_field(method)
-            if field is not None and isinstance(params.get(field), str):
-                headers["Mcp-Name"] = encode_header_value(params[field])
-            if method == "tools/call":
-                for header, path in self.mirrored.get(str(params.get("name")), {}).items():
-                    value = header_value_of(value_at(params.get("arguments"), path))
-                    if value is not None:
-                        headers[f"Mcp-Param-{header}"] = value
-        if self.session_id is not None:
-            headers["Mcp-Session-Id"] = self.session_id
-        return headers
-
     def _answer(self, data: dict[str, Any], abandon: Callable[[], None]) -> PostAnswer:
         request_id = data.get("id") if "method" in data else None
         answer = PostAnswer(self, data, request_id, self.session_id is not None, abandon)
@@ -223,7 +193,7 @@ class HTTPClientTransport:
         """The hot path: the POST of *message* written on *connection*, its answer read as it comes."""
         answer = self._answer(data, connection.close)
         answer.message, answer.retryable = message, connection.reused
-        head = self._requests.static + self._header_lines(data)
+        head = self._requests.static + self._heads.lines(data, self.protocol_version, self.session_id)
         connection.send(request_bytes(b"POST", self._requests.origin, self._target, head, message), answer)
 
     async def _post(
@@ -241,7 +211,8 @@ class HTTPClientTransport:
 
         answer = self._answer(data, abandon)
         try:
-            reply = await self._requests.open("POST", self._headers(data), message)
+            headers = self._heads.headers(data, self.protocol_version, self.session_id)
+            reply = await self._requests.open("POST", headers, message)
             answer.head(reply.status_code, reply.headers)
             async for piece in reply.aiter_raw():
                 answer.body(piece)
