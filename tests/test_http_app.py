@@ -438,7 +438,7 @@ def test_request_headers_decode_lowercase_strip_and_stay_bounded() -> None:
         assert len(_asgi._HEADER_CACHE) <= _asgi._HEADER_CACHE_ENTRIES
 
 
-# -- the response head as _uvicorn._Cycle writes it ------------------------------------------------
+# -- the response head as _uvicorn_cycle.Cycle writes it -------------------------------------------
 
 HEADS: list[tuple[str, int, list[tuple[bytes, bytes]]]] = [
     ("POST", 200, [(b"content-type", b"application/json"), (b"content-length", b"12")]),
@@ -499,7 +499,7 @@ def test_the_response_head_is_written_as_uvicorn_writes_it() -> None:
     (from what it remembered), is uvicorn's own, byte for byte, and leaves the same framing."""
     from uvicorn.protocols.http.httptools_impl import RequestResponseCycle
 
-    from mcpkit.transports.http.server._uvicorn import _Cycle
+    from mcpkit.transports.http.server._uvicorn_cycle import Cycle as _Cycle
 
     bad: list[tuple[bytes, bytes]] = [(b"x-evil", b"a\r\nset-cookie: x")]
     cases = [*HEADS, ("POST", 200, bad), ("POST", 200, [(b"bad name", b"v")])]
@@ -517,7 +517,7 @@ def test_the_response_head_falls_back_to_uvicorn_when_unusual() -> None:
 
     from uvicorn.protocols.http.httptools_impl import RequestResponseCycle
 
-    from mcpkit.transports.http.server._uvicorn import _Cycle
+    from mcpkit.transports.http.server._uvicorn_cycle import Cycle as _Cycle
 
     start = {"type": "http.response.start", "status": 200, "headers": []}
     for unusual in ("access_log", "disconnected", "write_paused", "body"):
