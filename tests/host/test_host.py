@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from mcpkit import MCPError
+from mcpkit._errors import ResourceNotFound
 from mcpkit.host import ConsentRequest, Host, Unavailable
 from mcpkit.types import TextContent
 
@@ -60,6 +61,11 @@ def test_aggregates_and_routes_over_stdio_in_both_eras(tmp_path: Path) -> None:
             assert prompt.messages
             with pytest.raises(Exception, match="Unknown tool: nope"):
                 await host.call_tool("nope", {})
+            # Reads, prompts and completion go through the host's server: its names, its errors.
+            with pytest.raises(ResourceNotFound, match="nowhere://x"):
+                await host.read_resource("nowhere://x")
+            with pytest.raises(MCPError, match="summarize"):
+                await host.get_prompt("summarize", {"notebook_id": notebook})
 
     run(main())
 

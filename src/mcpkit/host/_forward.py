@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from ..client import Client
     from ..context import Context
     from ..server import Server
-    from ..types import Completion, GetPromptResult, ReadResourceResult, Resource, Tool
+    from ..types import Resource, Tool
     from .model import HostConfig, ServerConfig
 
 __all__ = ["SESSION_KEY", "Forwarder", "install", "tool_allowed"]
@@ -313,17 +313,9 @@ class Forwarder(LowLevelServer):
         uri = params.get("uri")
         if not isinstance(uri, str):
             raise InvalidParams("resources/read requires params.uri (a string)")
-        return _dump(await self.read(uri))
-
-    async def read(self, uri: str) -> ReadResourceResult:
-        """Read *uri* from this server (the host's ``read_resource`` too).
-
-        Raises:
-            ResourceNotFound: *uri* is not this server's.
-        """
         if not self.reads(uri):
             raise ResourceNotFound(f"Resource not found: {uri}", {"uri": uri})
-        return await self.upstream.call(lambda client: client.read_resource(uri))
+        return _dump(await self.upstream.call(lambda client: client.read_resource(uri)))
 
     async def _subscriptions_changed(
         self, holder: object, uris: Collection[str], wanted: bool, ends: asyncio.Event | None = None
@@ -347,15 +339,12 @@ class Forwarder(LowLevelServer):
         name = params.get("name")
         if not isinstance(name, str):
             raise InvalidParams("prompts/get requires params.name (a string)")
-        arguments = params.get("arguments")
-        result = await self.prompt(name, arguments if isinstance(arguments, dict) else None)
-        return shape_prompt_result(_dump(result), ctx.scope)
-
-    async def prompt(self, name: str, arguments: dict[str, str] | None) -> GetPromptResult:
-        """This server's prompt *name* (the host's ``get_prompt`` too)."""
+        given = params.get("arguments")
+        arguments = given if isinstance(given, dict) else None
         if not any(prompt.name == name for prompt in self.upstream.prompts):
             raise self.unknown("prompt", name)
-        return await self.upstream.call(lambda client: client.get_prompt(name, arguments))
+        result = await self.upstream.call(lambda client: client.get_prompt(name, arguments))
+        return shape_prompt_result(_dump(result), ctx.scope)
 
     async def _complete(self, params: dict[str, Any], ctx: Context) -> dict[str, Any]:
         ref = params.get("ref")
@@ -365,24 +354,15 @@ class Forwarder(LowLevelServer):
         context = params.get("context")
         chosen = context.get("arguments") if isinstance(context, dict) else None
         name, value = str(argument.get("name", "")), str(argument.get("value", ""))
-        return {"completion": _dump(await self.complete(ref, name, value, chosen))}
-
-    def completes(self, ref: dict[str, Any]) -> bool:
-        """Whether *ref* (a prompt, or a resource template or URI) is this server's to complete."""
         if ref.get("type") == "ref/prompt":
-            return any(prompt.name == ref.get("name") for prompt in self.upstream.prompts)
-        uri = str(ref.get("uri", ""))
-        return any(t.uri_template == uri for t in self.upstream.templates) or self.reads(uri)
-
-    async def complete(
-        self, ref: dict[str, Any], argument: str, value: str, context: dict[str, str] | None
-    ) -> Completion:
-        """Completion of *ref*'s *argument* on this server (the host's ``complete`` too)."""
-        if not self.completes(ref):
-            if ref.get("type") == "ref/prompt":
+            if not any(prompt.name == ref.get("name") for prompt in self.upstream.prompts):
                 raise InvalidParams(f"Unknown prompt: {ref.get('name')}")
-            raise InvalidParams(f"Unknown resource template: {ref.get('uri', '')}")  # another server's?
-        return await self.upstream.call(lambda client: client.complete(ref, argument, value, context))
+        else:
+            uri = str(ref.get("uri", ""))
+            if not (any(t.uri_template == uri for t in self.upstream.templates) or self.reads(uri)):
+                raise InvalidParams(f"Unknown resource template: {uri}")
+        completion = await self.upstream.call(lambda client: client.complete(ref, name, value, chosen))
+        return {"completion": _dump(completion)}
 
 
 #: The ``_meta`` key under which a caller without a session of its own (a 2026-07-28 HTTP request)

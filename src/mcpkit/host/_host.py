@@ -427,39 +427,32 @@ class Host:
     def _reader(self, uri: str) -> Forwarder | None:
         return next((f for f in self.forwarders if f.reads(uri)), None)
 
+    def _through(self) -> Client:
+        """The host's own client of its server: reads, prompts and completion are routed by the
+        server's catalogue, as the gateway's callers' are."""
+        if self._view is None:
+            raise MCPError("the host is not started (use 'async with Host(...)')")
+        return self._view
+
     async def read_resource(self, uri: str) -> ReadResourceResult:
         """Read a resource from the server that lists it (or whose template matches it).
 
         Raises:
             ResourceNotFound: no server offers *uri*.
         """
-        reader = self._reader(uri)
-        if reader is None:
-            raise ResourceNotFound(f"Resource not found: {uri}", {"uri": uri})
-        return await reader.read(uri)
+        try:
+            return await self._through().read_resource(uri)
+        except InvalidParams as exc:  # how 2026-07-28 says "resource not found"
+            raise ResourceNotFound(str(exc), {"uri": uri}) from None
 
     async def get_prompt(self, name: str, arguments: dict[str, str] | None = None) -> GetPromptResult:
-        origin = self._origin(name, "prompt")
-        if origin is None:
-            raise InvalidParams(f"Unknown prompt: {name}")
-        return await origin[0].prompt(origin[1], arguments)
+        return await self._through().get_prompt(name, arguments)
 
     async def complete(
         self, ref: dict[str, str], argument: str, value: str, context: dict[str, str] | None = None
     ) -> Completion:
         """Completion for a host prompt (``ref/prompt`` with the host's name) or resource template."""
-        if ref.get("type") == "ref/prompt":
-            origin = self._origin(ref.get("name", ""), "prompt")
-            if origin is None:
-                raise InvalidParams(f"Unknown prompt: {ref.get('name')}")
-            return await origin[0].complete({**ref, "name": origin[1]}, argument, value, context)
-        templates = [
-            f for f in self.forwarders if any(t.uri_template == ref.get("uri") for t in f.upstream.templates)
-        ]
-        found = templates[0] if templates else self._reader(ref.get("uri", ""))
-        if found is None:
-            raise InvalidParams(f"Unknown resource template: {ref.get('uri', '')}")
-        return await found.complete(ref, argument, value, context)
+        return await self._through().complete(ref, argument, value, context)
 
     async def subscribe(self, uri: str) -> bool:
         """Subscribe to *uri* on its server (handshake-era servers that offer it); False otherwise.
