@@ -21,8 +21,8 @@ machine's speed moves) and each figure is the median of its rounds; ``added_p50_
 p50 less its direct row's in the same round; ``caller_cpu_us`` is the calling client's own CPU
 (this process). Each round states the gateway's targets (its own CPU per forwarded call at most
 120 us, added p50 at most 150 us) for both upstreams, beside each one's floor in that round
-(``floor_cpu_us``, ``floor_added_p50_us``: see :func:`_floors`), which no forwarder built of this
-HTTP server and this client can go below.
+(``floor_cpu_us``, ``floor_added_p50_us``: see :func:`_floors`; the caller runs on uvloop, as
+the gateway does), which no forwarder built of this HTTP server and this client can go below.
 
 ``--baseline SRC`` runs the gateway rows a second time from another source tree (``SRC`` is put
 first on ``PYTHONPATH``; rows ``gateway_stdio@baseline``...), in the same rounds, for a before and
@@ -42,6 +42,8 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+import uvloop
 
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
@@ -198,7 +200,8 @@ def main() -> None:
                     meta={"io.mcpkit/session": "bench"},
                 )
 
-            asyncio.run(one_round(results))
+            # The caller on uvloop, as the gateway's own client is: the floors add like with like.
+            uvloop.run(one_round(results))
             for label, figures in results.items():
                 http = label.split("@")[0].endswith("_http")
                 direct = results["direct_http" if http else "direct_stdio"]["p50_us"]
