@@ -64,7 +64,7 @@ class Entrypoints:
                 raise SystemExit(f"mcpkit: {exc}") from None
         elif transport == "http":
             from .fleet.workers import serve_workers
-            from .transports.http.server._uvicorn import serve
+            from .transports.http.server.serving import serve
 
             def serve_one(sock: Any = None) -> None:
                 app = self.http_app(**http_options)

@@ -15,7 +15,8 @@ import pytest
 
 from mcpkit import Client
 from mcpkit._errors import MCPError
-from mcpkit.gateway import Gateway, _serve_http
+from mcpkit.gateway import Gateway
+from mcpkit.transports.http.server.serving import serve_here
 
 from ..conftest import free_port
 from ._util import config, run, toolbox
@@ -36,7 +37,9 @@ def test_cancelling_the_served_gateway_closes_its_sockets(tmp_path: Path, revisi
         port = free_port()
         url = f"http://127.0.0.1:{port}/mcp"
         async with Gateway(cfg) as gateway:
-            serving = asyncio.ensure_future(_serve_http(gateway.server.http_app(), "127.0.0.1", port))
+            serving = asyncio.ensure_future(
+                serve_here(gateway.server.http_app(), host="127.0.0.1", port=port)
+            )
             deadline = time.monotonic() + 60
             while True:  # uvicorn starts in this loop, after the first attempt
                 try:

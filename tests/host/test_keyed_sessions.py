@@ -14,8 +14,9 @@ import pytest
 
 from mcpkit import Client
 from mcpkit._errors import MCPError
-from mcpkit.gateway import Gateway, _serve_http
+from mcpkit.gateway import Gateway
 from mcpkit.host._forward import SESSION_KEY
+from mcpkit.transports.http.server.serving import serve_here
 
 from ..conftest import free_port, http_server
 from ..interop.venvs import ensure_venv
@@ -117,7 +118,9 @@ def test_keyed_sessions_are_bounded_and_expire(tmp_path: Path) -> None:
         async with gateway:
             pool = gateway.upstreams["box"].pool
             pool.clock = lambda: now[0]
-            serving = asyncio.ensure_future(_serve_http(gateway.server.http_app(), "127.0.0.1", port))
+            serving = asyncio.ensure_future(
+                serve_here(gateway.server.http_app(), host="127.0.0.1", port=port)
+            )
             try:
                 url = f"http://127.0.0.1:{port}/mcp"
                 await _wait_for(url, "box__pid")

@@ -7,7 +7,7 @@ They share their state through Redis, as the nodes of a fleet do: a URL, or ``au
 disk) and stops when they are done.
 
 Signals: SIGTERM to the parent is passed to every worker, each of which drains and stops (see
-:mod:`mcpkit.transports.http.server._uvicorn`); SIGINT from a terminal reaches the whole process group,
+:mod:`mcpkit.transports.http.server.serving`); SIGINT from a terminal reaches the whole process group,
 so the parent leaves it to them. The parent exits when every worker has.
 """
 

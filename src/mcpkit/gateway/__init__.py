@@ -11,7 +11,6 @@ The host keeps the connections: servers, sessions, restarts, status (see docs/ho
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from ..compose.server import Server
@@ -57,6 +56,7 @@ def serve(
     *audit* is where its audit lines go (default: the config's, as for a :class:`~mcpkit.host.Host`).
     """
     from ..lowlevel import run_async
+    from ..transports.http.server.serving import serve_here
 
     host_options: dict[str, Any] = {"audit": audit} if audit is not None else {}
     gateway = Gateway(config, **host_options)
@@ -66,42 +66,7 @@ def serve(
             if transport == "stdio":
                 await gateway.server.serve_stdio()
                 return
-            await _serve_http(gateway.server.http_app(**options), host, port)
+            app = gateway.server.http_app(**options)
+            await serve_here(app, host=host, port=port, drain=app.drain)
 
     run_async(main())
-
-
-async def _serve_http(app: Any, host: str, port: int) -> None:
-    """uvicorn on the running loop (the host's connections live on it), with mcpkit's head bounds.
-
-    Cancelling it stops uvicorn as a SIGINT would: no new connections, then its socket closed.
-    """
-    import uvicorn
-
-    from ..transports.http.server._uvicorn import bounded_protocol
-
-    config = uvicorn.Config(
-        app,
-        host=host,
-        port=port,
-        http=bounded_protocol(64 * 1024, 10.0),
-        log_level="warning",
-        lifespan="on",
-        proxy_headers=False,
-        server_header=False,
-        access_log=False,  # never shown at this log level, and it costs each response uvicorn's fast path
-        timeout_graceful_shutdown=5,
-    )
-    server = uvicorn.Server(config)
-    serving = asyncio.ensure_future(server.serve())
-    try:
-        await asyncio.shield(serving)
-    except asyncio.CancelledError:
-        # A cancelled Server.serve() skips uvicorn's shutdown: its listening socket, its accepted
-        # connections and the app's lifespan would stay open until the garbage collector found
-        # them. Asked to exit, it closes them all (in-flight requests get their grace period).
-        server.should_exit = True
-        await asyncio.wait([serving])
-        if not serving.cancelled():
-            serving.exception()  # retrieved: the caller asked to stop, so it hears CancelledError
-        raise

@@ -43,10 +43,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import socket
 import urllib.parse
-from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, Final
+from collections.abc import Callable
+from typing import Final
 
 import httptools
 from uvicorn import __version__ as _uvicorn_version
@@ -61,8 +60,8 @@ __all__ = [
     "DEFAULT_KEEP_ALIVE",
     "DEFAULT_MAX_HEADER_BYTES",
     "DEFAULT_MAX_HEADER_COUNT",
+    "DEFAULT_SHUTDOWN_TIMEOUT",
     "bounded_protocol",
-    "serve",
 ]
 
 logger = logging.getLogger("mcpkit.http")
@@ -305,55 +304,3 @@ def bounded_protocol(
             "header_timeout": header_timeout,
         },
     )
-
-
-def serve(
-    app: Any,
-    *,
-    host: str,
-    port: int,
-    max_header_bytes: int = DEFAULT_MAX_HEADER_BYTES,
-    max_header_count: int = DEFAULT_MAX_HEADER_COUNT,
-    header_timeout: float = DEFAULT_HEADER_TIMEOUT,
-    keep_alive_timeout: int = DEFAULT_KEEP_ALIVE,
-    shutdown_timeout: int = DEFAULT_SHUTDOWN_TIMEOUT,
-    trusted_proxies: Sequence[str] = (),
-    sock: socket.socket | None = None,
-    drain: Callable[[], Awaitable[None]] | None = None,
-) -> None:
-    """Serve *app* with uvicorn until interrupted (blocking); on SIGTERM or SIGINT, new
-    connections are refused, *drain* ends the long-lived streams (GET and listen streams, whose
-    clients reconnect), and requests still running get *shutdown_timeout* seconds before they are
-    cancelled. *sock*: serve this listening socket (shared by worker processes) instead of
-    binding *host* and *port*."""
-    import uvicorn
-
-    class DrainingServer(uvicorn.Server):
-        async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
-            for server in self.servers:
-                server.close()  # refuse new connections first, then end the streams
-            if drain is not None:
-                try:
-                    await drain()
-                except Exception:
-                    logger.exception("draining the app failed")
-            await super().shutdown(sockets)
-
-    # Proxy headers only from the proxies named: believed from anyone, X-Forwarded-For would let
-    # every caller pick its own address (and so its own share of the per-client limits). Off, it
-    # costs nothing; no Server header either (it only advertises the stack).
-    config = uvicorn.Config(
-        app,
-        host=host,
-        port=port,
-        http=bounded_protocol(max_header_bytes, header_timeout, max_header_count),
-        timeout_keep_alive=keep_alive_timeout,
-        timeout_graceful_shutdown=shutdown_timeout,
-        log_level="warning",
-        lifespan="on",
-        proxy_headers=bool(trusted_proxies),
-        forwarded_allow_ips=list(trusted_proxies) or None,
-        server_header=False,
-        access_log=False,  # never shown at this log level, but uvicorn formats each line first
-    )
-    DrainingServer(config).run(sockets=[sock] if sock is not None else None)
