@@ -495,7 +495,7 @@ def _cycle_writes(cycle_class: type[Any], method: str, status: int, headers: Any
 
 
 def test_the_response_head_is_written_as_uvicorn_writes_it() -> None:
-    """_Cycle skips re-checking fields it has checked before: every head, first and second time
+    """Cycle skips re-checking fields it has checked before: every head, first and second time
     (from what it remembered), is uvicorn's own, byte for byte, and leaves the same framing."""
     from uvicorn.protocols.http.httptools_impl import RequestResponseCycle
 

@@ -450,7 +450,7 @@ def read_until(sock: socket.socket, done: Any, seconds: float = 10) -> bytes:
 
 
 def test_pipelined_requests_get_whole_answers_in_order(served: Served) -> None:
-    """Each response's head and body leave in one write (_uvicorn._Cycle): three requests sent
+    """Each response's head and body leave in one write (_uvicorn_cycle.Cycle): three requests sent
     at once on one connection still get three whole answers, in their order."""
     requests = [stateless("tools/call", {"name": "nap", "arguments": {"seconds": 0}}, i) for i in (1, 2, 3)]
     raw = b""
