@@ -15,6 +15,7 @@ import pytest
 from mcpkit import Context, Server
 from mcpkit.transports.http import StreamableHTTPApp
 
+from ._held import HeldTransport, held_protocol
 from .conftest import initialize_request
 
 #: How long a step that must happen is waited for: generous, since a busy machine is slow to take
@@ -535,41 +536,10 @@ def test_the_response_head_falls_back_to_uvicorn_when_unusual() -> None:
 def _served_writes(app: Any, *chunks: bytes) -> list[bytes]:
     """What the bounded uvicorn protocol writes when *chunks* arrive on a connection to *app*, each
     once the app has had a turn of the loop."""
-    from uvicorn.config import Config
-    from uvicorn.server import ServerState
-
-    from mcpkit.transports.http.server._uvicorn import bounded_protocol
-
-    written: list[bytes] = []
-
-    class Transport(asyncio.Transport):
-        closed = False
-
-        def write(self, data: Any) -> None:
-            written.append(bytes(data))
-
-        def is_closing(self) -> bool:
-            return self.closed
-
-        def close(self) -> None:
-            self.closed = True
-
-        def get_extra_info(self, name: str, default: Any = None) -> Any:
-            return {"sockname": ("127.0.0.1", 8000), "peername": ("127.0.0.1", 50000)}.get(name, default)
-
-        def pause_reading(self) -> None: ...
-
-        def resume_reading(self) -> None: ...
+    transport = HeldTransport()
 
     async def main() -> None:
-        config = Config(
-            app, http=bounded_protocol(1024, 10.0), lifespan="off", proxy_headers=False, access_log=False
-        )
-        config.load()
-        protocol: Any = config.http_protocol_class(  # type: ignore[call-arg]
-            config=config, server_state=ServerState(), app_state={}, _loop=asyncio.get_running_loop()
-        )
-        protocol.connection_made(Transport())
+        protocol = held_protocol(app, transport)
         for chunk in chunks:
             protocol.data_received(chunk)
             await asyncio.sleep(0)
@@ -579,7 +549,7 @@ def _served_writes(app: Any, *chunks: bytes) -> list[bytes]:
         protocol.connection_lost(None)
 
     asyncio.run(main())
-    return written
+    return transport.written
 
 
 def test_a_held_response_head_goes_with_its_body_or_before_anything_else() -> None:

@@ -23,6 +23,7 @@ import pytest
 
 from mcpkit import Client, TextContent
 
+from .._held import HeldTransport, held_protocol
 from ..conftest import free_port, http_server
 from ._client import run
 from ._raw import ERAS, MODERN
@@ -246,46 +247,10 @@ def test_a_listen_stream_whose_client_hangs_up_is_ended(served: tuple[str, str])
 # decides when the connection is lost.
 
 
-class Transport(asyncio.Transport):
-    """A connection the test holds: what is written goes nowhere; closing it only marks it closed."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.closed = False
-
-    def write(self, data: Any) -> None:
-        return None
-
-    def is_closing(self) -> bool:
-        return self.closed
-
-    def close(self) -> None:
-        self.closed = True
-
-    def get_extra_info(self, name: str, default: Any = None) -> Any:
-        return {"sockname": ("127.0.0.1", 8000), "peername": ("127.0.0.1", 50000)}.get(name, default)
-
-    def pause_reading(self) -> None: ...
-
-    def resume_reading(self) -> None: ...
-
-
 async def connected(app: Any, host: str) -> Any:
     """mcpkit's uvicorn protocol serving *app* on a connection the test holds, with one request in
     (its Host header: *host*)."""
-    from uvicorn.config import Config
-    from uvicorn.server import ServerState
-
-    from mcpkit.transports.http.server._uvicorn import bounded_protocol
-
-    config = Config(
-        app, http=bounded_protocol(1024, 10.0), lifespan="off", proxy_headers=False, access_log=False
-    )
-    config.load()
-    protocol: Any = config.http_protocol_class(  # type: ignore[call-arg]
-        config=config, server_state=ServerState(), app_state={}, _loop=asyncio.get_running_loop()
-    )
-    protocol.connection_made(Transport())
+    protocol = held_protocol(app, HeldTransport())
     protocol.data_received(
         b"POST /mcp HTTP/1.1\r\nHost: " + host.encode() + b"\r\nContent-Length: 2\r\n\r\n{}"
     )
