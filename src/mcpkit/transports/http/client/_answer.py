@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from ...._errors import TransportError
 from ._bounded import decoder_for
 from ._reopen import retry_after
-from ._sse import MessageTooLarge, SSEParser
+from ._sse import MessageTooLarge, SSEEvent, SSEParser
 
 if TYPE_CHECKING:
     from ._bounded import _Decoder
@@ -44,6 +44,14 @@ class StreamState:
         self.last_event_id: str | None = None
         self.retry_ms: int | None = None
         self.answered = False
+
+    def note(self, event: SSEEvent) -> bytes:
+        """Remember where *event* leaves the stream (its id, its ``retry``); its data, to pass on."""
+        if event.id is not None:
+            self.last_event_id = event.id
+        if event.retry is not None:
+            self.retry_ms = event.retry
+        return event.data
 
 
 class Sink(Protocol):
@@ -183,12 +191,8 @@ class PostAnswer:
         deliver, stream = self._transport.deliver, self.stream
         for piece in pieces:
             for event in self._events.feed(piece):
-                if event.id is not None:
-                    stream.last_event_id = event.id
-                if event.retry is not None:
-                    stream.retry_ms = event.retry
-                if event.data:
-                    deliver(event.data, self.request_id, stream)
+                if data := stream.note(event):
+                    deliver(data, self.request_id, stream)
 
     def end(self) -> None:
         if self.done:

@@ -415,12 +415,8 @@ class HTTPClientTransport:
         """Pass each event's data on, noting ids, ``retry`` and whether the answer came."""
         event: SSEEvent
         async for event in sse_events(reply, self.max_message_bytes):
-            if event.id is not None:
-                stream.last_event_id = event.id
-            if event.retry is not None:
-                stream.retry_ms = event.retry
-            if event.data:
-                self.deliver(event.data, request_id, stream)
+            if data := stream.note(event):
+                self.deliver(data, request_id, stream)
 
     def fail(
         self,
