@@ -7,10 +7,8 @@ from __future__ import annotations
 
 import os
 import re
-import selectors
 import subprocess
 import sys
-import time
 import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -19,6 +17,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from .._dev_address import dev_address
 from ..conftest import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -183,22 +182,7 @@ def _start_dev(installed: Installed, *args: str) -> tuple[subprocess.Popen[str],
         text=True,
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )
-    assert process.stdout is not None
-    selector = selectors.DefaultSelector()
-    selector.register(process.stdout, selectors.EVENT_READ)
-    deadline = time.monotonic() + STARTUP_SECONDS
-    seen = ""
-    while time.monotonic() < deadline and selector.select(timeout=deadline - time.monotonic()):
-        line = process.stdout.readline()
-        if not line:
-            break
-        seen += line
-        match = re.search(r"(http://127\.0\.0\.1:\d+/\?token=\S+)", line)
-        if match:
-            return process, match.group(1)
-    process.kill()
-    process.wait()
-    pytest.fail(f"mcpkit dev printed no address within {STARTUP_SECONDS} s; it printed: {seen!r}")
+    return process, dev_address(process, STARTUP_SECONDS)
 
 
 @pytest.fixture

@@ -7,11 +7,8 @@ downloaded browsers are never used. One browser per test module, a fresh page pe
 from __future__ import annotations
 
 import os
-import re
-import selectors
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -20,6 +17,7 @@ from typing import Any, Final
 
 import pytest
 
+from .._dev_address import dev_address
 from ..conftest import ROOT, free_port
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -69,23 +67,7 @@ def start_dev(
         text=True,
         env=env,
     )
-    assert process.stdout is not None
-    selector = selectors.DefaultSelector()
-    selector.register(process.stdout, selectors.EVENT_READ)
-    deadline = time.monotonic() + STARTUP_SECONDS
-    seen = ""
-    while time.monotonic() < deadline:
-        if not selector.select(timeout=deadline - time.monotonic()):
-            break
-        line = process.stdout.readline()
-        if not line:
-            break
-        seen += line
-        match = re.search(r"(http://127\.0\.0\.1:\d+/\?token=\S+)", line)
-        if match:
-            return Inspector(process, match.group(1), port)
-    process.kill()
-    pytest.fail(f"mcpkit dev printed no address within {STARTUP_SECONDS} s; it printed: {seen!r}")
+    return Inspector(process, dev_address(process, STARTUP_SECONDS), port)
 
 
 def stop(inspector: Inspector) -> None:
