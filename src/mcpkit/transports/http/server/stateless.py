@@ -132,8 +132,7 @@ async def answer_stateless(
         response.task.uncancel()  # our own doing: the client went away, nothing is left to answer
     finally:
         response.task = None  # answered: a disconnect from now on cancels nothing
-        if response._watch is not None:
-            response._watch.cancel()
+        response.stop_watching()
         if response.writer is not None:
             response.writer.cancel()
     if response.overflowed:
