@@ -20,6 +20,8 @@ logger = logging.getLogger("mcpkit.client")
 
 __all__ = ["StdioClientTransport"]
 
+_REAPED_WITHIN = 30.0  # seconds to wait for a killed server process to be reaped (see _stop)
+
 
 class StdioClientTransport(PipeEnd):
     """Spawns a server process and talks to it over its stdin and stdout.
@@ -150,12 +152,18 @@ class StdioClientTransport(PipeEnd):
                 self._output.close()
 
     async def _stop(self, grace: float) -> None:
-        for step in (None, signal.SIGTERM, signal.SIGKILL):
+        # SIGKILL cannot be refused: what is left to wait for then is the loop hearing of the exit,
+        # which a busy machine may delay past *grace*. Left unreaped, the process would outlive
+        # the client (and its transport warn when collected).
+        for step, wait in ((None, grace), (signal.SIGTERM, grace), (signal.SIGKILL, _REAPED_WITHIN)):
             if step is not None:
                 with contextlib.suppress(ProcessLookupError):
                     self.process.send_signal(step)
             try:
-                await asyncio.wait_for(self.process.wait(), grace)
+                await asyncio.wait_for(self.process.wait(), wait)
                 return
             except TimeoutError:
                 continue
+        logger.warning(
+            "the server process %s was not reaped %s s after SIGKILL", self.process.pid, _REAPED_WITHIN
+        )
