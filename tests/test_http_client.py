@@ -46,6 +46,7 @@ class Reply:
     length: int | None = None  # a Content-Length other than the body's (an answer cut short)
     silent: bool = False  # send nothing at all (with ``hold``: the answer has not begun)
     close: bool = False  # close the connection after the answer (no keep-alive)
+    headers: str = ""  # more header lines, each ending in CRLF
 
 
 def answer(message: dict[str, Any], result: Any) -> Reply:
@@ -114,7 +115,8 @@ class ScriptedServer(LocalServer):
                     length = len(reply.body) if reply.length is None else reply.length
                     framing = "" if reply.hold and reply.length is None else f"content-length: {length}\r\n"
                     head_bytes = (
-                        f"HTTP/1.1 {reply.status} X\r\ncontent-type: {reply.content_type}\r\n{framing}\r\n"
+                        f"HTTP/1.1 {reply.status} X\r\ncontent-type: {reply.content_type}\r\n"
+                        f"{reply.headers}{framing}\r\n"
                     )
                     writer.write(head_bytes.encode() + reply.body)
                     await writer.drain()
@@ -674,6 +676,45 @@ def test_reopening_stops_when_the_client_closes() -> None:
         assert pauses.asked == [1, 2, 4, 4, 4, 4]  # exponential, capped (no jitter drawn here)
 
     asyncio.run(asyncio.wait_for(main(), 20))
+
+
+def test_a_request_waiting_for_a_connection_keeps_the_session_it_was_sent_in() -> None:
+    # Every connection is busy, so the request waits for one in a task of its own; meanwhile a new
+    # session begins (the client forgets the old id before its initialize, as when the session's
+    # stream met 404). The request still goes out in the session it was sent in: read when the task
+    # ran, it went out in none, and a session server refused it with 400 (seen in CI).
+    async def script(message: dict[str, Any]) -> Reply:
+        method = message.get("method")
+        if method == "initialize":
+            return Reply(body=answer(message, INITIALIZED).body, headers="mcp-session-id: s-1\r\n")
+        if method == "slow":
+            return Reply(silent=True, hold=True)
+        return answer(message, {"tools": []})
+
+    def request(request_id: int, method: str) -> bytes:
+        return json.dumps({"jsonrpc": "2.0", "id": request_id, "method": method, "params": {}}).encode()
+
+    async def main() -> None:
+        server = ScriptedServer(script)
+        async with server as url:
+            transport = HTTPClientTransport(url)
+            transport.protocol_version = "2025-11-25"
+            try:
+                await transport.send(request(1, "initialize"))
+                assert json.loads(await transport.receive())["id"] == 1
+                assert transport.session_id == "s-1"
+                await transport.send(request(2, "slow"))  # holds the one connection
+                assert await server.arrived.get() == "initialize"
+                assert await server.arrived.get() == "slow"
+                await transport.send(request(3, "tools/list"))
+                transport.session_id = None  # a renewal begins before the request's task runs
+                assert json.loads(await transport.receive())["id"] == 3
+            finally:
+                await transport.aclose()
+        listed = [s for s in server.seen if s.method == "tools/list"]
+        assert [s.headers.get("mcp-session-id") for s in listed] == ["s-1"]
+
+    asyncio.run(asyncio.wait_for(main(), 60))
 
 
 def test_a_session_stream_answered_404_starts_a_new_session() -> None:

@@ -101,10 +101,10 @@ class PostAnswer:
         "data",
         "done",
         "headers",
-        "in_session",
         "message",
         "request_id",
         "retryable",
+        "session",
         "stream",
     )
 
@@ -113,15 +113,16 @@ class PostAnswer:
         transport: Sink,
         data: dict[str, Any],
         request_id: Any,
-        in_session: bool,
+        session: str | None,
         abandon: Callable[[], None],
     ) -> None:
         self._transport = transport
         self.data = data
         #: The request the POST carried (``None`` for a notification or an answer).
         self.request_id = request_id
-        #: The POST went out in a session (whose 404 says it is gone, even if a new one began since).
-        self.in_session = in_session
+        #: The session the POST goes out in, fixed when it was sent: its headers carry it even if the
+        #: session is being renewed by the time a connection is free, and a 404 says it is gone.
+        self.session = session
         self._abandon = abandon
         self._limit = transport.max_message_bytes
         self._status = 0
@@ -211,7 +212,7 @@ class PostAnswer:
         if request_id is None:
             return  # a notification or an answer: nothing comes back for it but 202
         status = self._status
-        if status == 404 and self.in_session:
+        if status == 404 and self.session is not None:
             transport.fail(request_id, "the server has ended this session (404)", 404)
             return
         body = bytes(self._body or b"")

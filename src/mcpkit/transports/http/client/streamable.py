@@ -167,7 +167,9 @@ class HTTPClientTransport:
                 self.forget(post)
             if self.session_id is None:  # the 2026-07-28 way: closing the stream is the cancellation
                 return
-        task = self._spawn(self._post(message, data, self._listening))
+        # The session is read now, not when the POST task runs: a renewal starting meanwhile (the
+        # session's stream met a 404) would otherwise send this request in no session at all.
+        task = self._spawn(self._post(message, data, self._listening, self.session_id))
         if data.get("method") == "notifications/initialized" and self.session_id is not None:
             # The session's own stream, for server messages that belong to no request (requests
             # a handler sends unrelated to the call, list changes...). A 405 means there is none.
@@ -182,22 +184,27 @@ class HTTPClientTransport:
 
     # -- POST ----------------------------------------------------------------------------------------
 
-    def _answer(self, data: dict[str, Any], abandon: Callable[[], None]) -> PostAnswer:
+    def _answer(self, data: dict[str, Any], abandon: Callable[[], None], session: str | None) -> PostAnswer:
         request_id = data.get("id") if "method" in data else None
-        answer = PostAnswer(self, data, request_id, self.session_id is not None, abandon)
+        answer = PostAnswer(self, data, request_id, session, abandon)
         if request_id is not None:
             self._posts[request_id] = answer
         return answer
 
     def _write(self, connection: Connection, message: bytes, data: dict[str, Any]) -> None:
         """The hot path: the POST of *message* written on *connection*, its answer read as it comes."""
-        answer = self._answer(data, connection.close)
+        session = self.session_id
+        answer = self._answer(data, connection.close, session)
         answer.message, answer.retryable = message, connection.reused
-        head = self._requests.static + self._heads.lines(data, self.protocol_version, self.session_id)
+        head = self._requests.static + self._heads.lines(data, self.protocol_version, session)
         connection.send(request_bytes(b"POST", self._requests.origin, self._target, head, message), answer)
 
     async def _post(
-        self, message: bytes, data: dict[str, Any], listening: asyncio.Future[None] | None
+        self,
+        message: bytes,
+        data: dict[str, Any],
+        listening: asyncio.Future[None] | None,
+        session: str | None,
     ) -> None:
         """The awaiting path: a connection opened (or waited for), an auth flow, a proxy."""
         if listening is not None:
@@ -209,9 +216,9 @@ class HTTPClientTransport:
             if task is not None and task is not asyncio.current_task():
                 task.cancel()
 
-        answer = self._answer(data, abandon)
+        answer = self._answer(data, abandon, session)
         try:
-            headers = self._heads.headers(data, self.protocol_version, self.session_id)
+            headers = self._heads.headers(data, self.protocol_version, session)
             reply = await self._requests.open("POST", headers, message)
             answer.head(reply.status_code, reply.headers)
             async for piece in reply.aiter_raw():
@@ -234,7 +241,7 @@ class HTTPClientTransport:
         if answer.retryable and not answer.started and not self._closed:
             # A kept-alive connection the server had just closed: the request never arrived, so it
             # is sent once more on a fresh connection.
-            self._spawn(self._post(answer.message, answer.data, None))
+            self._spawn(self._post(answer.message, answer.data, None, answer.session))
             return
         if answer.request_id is not None:
             self.fail(answer.request_id, f"HTTP request failed: {type(exc).__name__}: {exc}", None, exc)
