@@ -284,18 +284,21 @@ class TaskRunner:
 
     async def update(self, record: TaskRecord, responses: Any) -> None:
         """``tasks/update``: deliver the answers here, or to the process running the task."""
-        if not record.remote:
-            self.answer(record, responses)
-            return
         if not isinstance(responses, dict):
             raise InvalidParams("tasks/update requires params.inputResponses (an object)")
-        assert self.shared is not None
-        message = {"op": "update", "taskId": record.task_id, "inputResponses": responses}
-        await self.shared.publish("tasks", msgspec.json.encode(message))
-        # "the resulting task state is observed via the next tasks/get", on whichever process it
-        # lands: acknowledge once the running process has taken the answers (its snapshot no longer
-        # asks them), or after a bounded wait if it does not say so in time.
         answered = {key for key in responses if key in record.input_requests}
+        if not record.remote:
+            self.answer(record, responses)
+            if self.shared is None:
+                return
+        else:
+            assert self.shared is not None
+            message = {"op": "update", "taskId": record.task_id, "inputResponses": responses}
+            await self.shared.publish("tasks", msgspec.json.encode(message))
+        # "the resulting task state is observed via the next tasks/get", on whichever process it
+        # lands: acknowledge once the shared snapshot no longer asks the answered questions, or
+        # after a bounded wait if the running process does not write it in time. (Answered here,
+        # the task drops them when it next runs, and writes its snapshot after that.)
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(_REMOTE_CANCEL_WAIT):
                 while answered and not record.done.is_set():
@@ -303,7 +306,8 @@ class TaskRunner:
                     fresh = await self._load(record.task_id)
                     if fresh is None:
                         return
-                    self._refresh(record, fresh)
+                    if record.remote:
+                        self._refresh(record, fresh)
                     answered &= fresh.input_requests.keys()
 
     def start(
