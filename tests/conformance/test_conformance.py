@@ -10,6 +10,7 @@ expected-failures list: each scenario must pass in full.
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -97,16 +98,29 @@ def _run(command: list[str], cwd: Path) -> str:
     return done.stdout + done.stderr
 
 
+def _failed_checks(saved: Path) -> str:
+    """What each failed check said, from the results the harness saved (its suite summary names
+    only the scenarios)."""
+    lines = []
+    for checks in sorted(saved.rglob("checks.json")):
+        for check in json.loads(checks.read_text()):
+            if check.get("status") == "FAILURE":
+                lines.append(f"{check.get('id')}: {check.get('errorMessage') or check.get('description')}")
+    return "\n".join(lines) or "(no saved check failed)"
+
+
 @pytest.mark.parametrize("wire", ["default", "2025-11-25", "2026-07-28"])
 def test_server_suite(harness: list[str], everything: str, wire: str, tmp_path: Path) -> None:
     pinned = [] if wire == "default" else ["--spec-version", wire]
-    output = _run([*harness, "server", "--url", everything, "--suite", "all", *pinned], tmp_path)
+    saved = tmp_path / "results"
+    command = [*harness, "server", "--url", everything, "--suite", "all", "-o", str(saved), *pinned]
+    output = _run(command, tmp_path)
     planned = re.search(r"Running all suite \((\d+) scenarios\)", output)
     results = re.findall(r"^([✓✗]) (\S+): (\d+) passed, (\d+) failed", output, re.MULTILINE)
     total = re.search(r"Total: (\d+) passed, (\d+) failed", output)
     assert planned and total, output[-3000:]
     failed = [name for mark, name, _, bad in results if mark != "✓" or bad != "0"]
-    assert not failed, f"failing scenarios: {failed}\n{output[-5000:]}"
+    assert not failed, f"failing scenarios: {failed}\n{_failed_checks(saved)}\n{output[-3000:]}"
     assert len(results) == int(planned.group(1)), output[-3000:]
     assert int(total.group(2)) == 0 and int(total.group(1)) > 0
     if wire == "default":  # the figure the README quotes
