@@ -14,6 +14,7 @@ import httpx
 import pytest
 
 from mcpkit import Client, RPCError
+from mcpkit.transports.http.client._wire import READ_SIZE
 
 from ._client import echo, run
 from ._raw import ERAS, MODERN, RawServer, Request, chunked, json_answer, result_of
@@ -72,6 +73,38 @@ def test_a_chunked_answer_cut_anywhere_is_read_whole(kind: str, version: str) ->
         # An event stream is not over with its answer: the next call, sent before the last chunk
         # came, takes a second connection rather than wait.
         assert len({r.connection for r in server.calls()}) <= (2 if kind == "sse" else 1)
+
+    run(main())
+
+
+@pytest.mark.parametrize("version", ERAS)
+@pytest.mark.parametrize("kind", ["json", "sse"])
+def test_answers_larger_than_one_read_are_read_whole_on_one_connection(kind: str, version: str) -> None:
+    # The connection reads its socket into one buffer of READ_SIZE bytes, used again for every read:
+    # an answer several reads long (and not a multiple of the buffer) must come out whole, and the
+    # small answer after it must not show anything left over from it.
+    big = "".join(f"{n:07d}," for n in range(int(READ_SIZE * 3.3) // 8))
+
+    async def answer(request: Request) -> list[bytes]:
+        text = big if request.message["params"]["arguments"]["text"] == "big" else "small"
+        body = result_of(request, text)
+        if kind == "json":
+            return json_answer(body)
+        event = b"data: " + body + b"\n\n"
+        return [
+            b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: %d\r\n\r\n%s"
+            % (len(event), event)
+        ]
+
+    async def main() -> None:
+        async with (
+            RawServer(answer).running() as server,
+            Client(server.url, protocol_version=version) as client,
+        ):
+            for _ in range(2):
+                assert await echo(client, "big") == big
+                assert await echo(client) == "small"
+        assert len({r.connection for r in server.calls()}) == 1
 
     run(main())
 
