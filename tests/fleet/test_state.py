@@ -116,12 +116,19 @@ def test_events_replay_after_an_id_from_either_handle(pair: Pair) -> None:
     asyncio.run(main())
 
 
+@asynccontextmanager
+async def runners(pair: Pair) -> AsyncIterator[tuple[TaskRunner, TaskRunner]]:
+    """Two task runners, as two processes of a fleet would have, on one fresh shared state."""
+    async with pair() as (a, b):
+        here, there = TaskRunner(poll_interval_ms=20), TaskRunner(poll_interval_ms=20)
+        await here.share(a)
+        await there.share(b)
+        yield here, there
+
+
 def test_a_task_is_seen_answered_and_cancelled_from_another_process(pair: Pair) -> None:
     async def main() -> None:
-        async with pair() as (a, b):
-            here, there = TaskRunner(poll_interval_ms=20), TaskRunner(poll_interval_ms=20)
-            await here.share(a)
-            await there.share(b)
+        async with runners(pair) as (here, there):
 
             async def asks(record: TaskRecord) -> dict[str, Any]:
                 answer = await here.ask(record, "q", {"method": "elicitation/create", "params": {}})
@@ -168,10 +175,7 @@ def test_a_partial_answer_is_in_the_snapshot_when_tasks_update_returns(pair: Pai
     # tasks-mrtr-partial-fulfillment through a fleet; before, the ack came first and that
     # tasks/get could still see both).
     async def main() -> None:
-        async with pair() as (a, b):
-            here, there = TaskRunner(poll_interval_ms=20), TaskRunner(poll_interval_ms=20)
-            await here.share(a)
-            await there.share(b)
+        async with runners(pair) as (here, there):
 
             async def asks_two(record: TaskRecord) -> dict[str, Any]:
                 questions = [
