@@ -678,6 +678,54 @@ def test_reopening_stops_when_the_client_closes() -> None:
     asyncio.run(asyncio.wait_for(main(), 20))
 
 
+@pytest.mark.parametrize(
+    ("method", "params"),
+    [
+        ("tools/call", {"name": "echo", "arguments": {"text": "hi"}}),
+        ("tools/call", {"name": "mirror", "arguments": {"city": "Oslo"}}),  # a header mirrors city
+        ("tools/call", {"name": ["odd"]}),
+        ("resources/read", {"uri": "notes://1"}),
+        (
+            "prompts/get",
+            {"name": "greet", "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}},
+        ),
+        ("ping", None),
+    ],
+)
+def test_a_request_given_by_its_parts_goes_out_as_when_decoded(method: str, params: Any) -> None:
+    # The session gives the HTTP transport a request's id, method and params beside its bytes, so
+    # that the headers are made of them without decoding the bytes again: what goes out must be
+    # what the decoded message makes.
+    async def script(message: dict[str, Any]) -> Reply:
+        return answer(message, {})
+
+    def request(request_id: int) -> bytes:
+        body = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        return json.dumps(body if params is None else {**body, "params": params}).encode()
+
+    async def main() -> None:
+        server = ScriptedServer(script)
+        async with server as url:
+            transport = HTTPClientTransport(url)
+            transport.protocol_version = "2026-07-28"
+            transport.mirrored["mirror"] = {"City": ("city",)}
+            try:
+                await transport.send(request(1))  # opens the connection the next two go out on
+                await transport.receive()
+                assert transport.send_nowait(request(2))
+                await transport.receive()
+                assert transport.send_request_nowait(request(3), 3, method, params)
+                await transport.receive()
+            finally:
+                await transport.aclose()
+        decoded, given = server.seen[1], server.seen[2]
+        assert decoded.headers == given.headers and decoded.message == {**given.message, "id": 2}
+        if params is not None and params.get("name") == "mirror":
+            assert given.headers["mcp-param-city"] == "Oslo"
+
+    asyncio.run(asyncio.wait_for(main(), 60))
+
+
 def test_a_request_waiting_for_a_connection_keeps_the_session_it_was_sent_in() -> None:
     # Every connection is busy, so the request waits for one in a task of its own; meanwhile a new
     # session begins (the client forgets the old id before its initialize, as when the session's

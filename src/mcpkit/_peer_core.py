@@ -13,7 +13,7 @@ from typing import Any
 
 from . import _jsonrpc as jsonrpc
 from ._errors import ConnectionClosed, RemoteProtocolError
-from ._transport import RoutedTransport, Transport
+from ._transport import RoutedTransport, SendRequestNowait, Transport
 
 __all__ = ["Decoder", "NotificationHandler", "PeerCore", "RequestHandler"]
 
@@ -70,6 +70,9 @@ class PeerCore:
         # A transport that can take a message without waiting, when it can (stdio): answers go
         # through it with no coroutine (see StdioServerTransport.send_nowait).
         self._send_nowait: Callable[[bytes], bool] | None = getattr(transport, "send_nowait", None)
+        # The same for a request, given its parts too, to a transport that reads them (HTTP makes its
+        # headers of the method and the name): then it need not decode what was just encoded.
+        self._send_request_nowait: SendRequestNowait | None = getattr(transport, "send_request_nowait", None)
         # A transport a worker thread may write an answer to itself (stdio; see thread_answerer).
         self._send_from_thread: Callable[[bytes], bool] | None = (
             None if self._routed is not None else getattr(transport, "send_from_thread", None)

@@ -72,7 +72,13 @@ class Outgoing(PeerCore):
         send_nowait = self._send_nowait
         if send_nowait is None or self._routed is not None:
             return None
-        if not send_nowait(self._request_message(request_id, method, params)):
+        message = self._request_message(request_id, method, params)
+        send_request = self._send_request_nowait
+        if not (
+            send_nowait(message)
+            if send_request is None
+            else send_request(message, request_id, method, params)
+        ):
             return None
         # Its answer cannot have come yet: nothing is read until this turn of the loop ends.
         future: asyncio.Future[Any] = self._event_loop().create_future()

@@ -7,15 +7,23 @@ above never sees them.
 
 from __future__ import annotations
 
-from typing import Final, Protocol, runtime_checkable
+from collections.abc import Callable
+from typing import Any, Final, Protocol, TypeAlias, runtime_checkable
 
 from ._jsonrpc import RequestId
 
-__all__ = ["OVERSIZE", "RoutedTransport", "Transport"]
+__all__ = ["OVERSIZE", "RoutedTransport", "SendRequestNowait", "Transport"]
 
 #: What a transport hands up in place of a message that was too large and was skipped. Never valid
 #: JSON, so it cannot be mistaken for a message; the session answers it with -32600.
 OVERSIZE: Final = b"\x00oversize"
+
+
+#: A transport may also offer, as shortcuts the session uses where they exist: ``send_nowait(message)
+#: -> bool``, sending at once when that needs no waiting (``False``, having sent nothing, else), and
+#: ``send_request_nowait(message, id, method, params) -> bool``, the same for a request whose parts
+#: it is given too, so that a transport that reads them (HTTP's headers) need not decode them again.
+SendRequestNowait: TypeAlias = Callable[[bytes, RequestId, str, "dict[str, Any] | None"], bool]
 
 
 class Transport(Protocol):

@@ -41,7 +41,7 @@ from .._connection import (
     META_SERVER_INFO,
 )
 from .._errors import MCPError, RequestTimeout, RPCError, UnsupportedProtocolVersion
-from .._transport import Transport
+from .._transport import SendRequestNowait, Transport
 from .._versions import (
     HANDSHAKE_VERSIONS,
     LATEST_HANDSHAKE_VERSION,
@@ -361,6 +361,7 @@ class ProbeAnswers:
         self.receive: Callable[[], Coroutine[Any, Any, bytes]] = transport.receive
         self.send: Callable[[bytes], Coroutine[Any, Any, None]] = transport.send
         self.send_nowait: Callable[[bytes], bool] | None = getattr(transport, "send_nowait", None)
+        self.send_request_nowait: SendRequestNowait | None = getattr(transport, "send_request_nowait", None)
         # A transport that can hand answers over as they arrive (stdio), and to whom.
         self._listen: Callable[[Callable[[bytes], bool] | None], None] | None = getattr(
             transport, "listen", None

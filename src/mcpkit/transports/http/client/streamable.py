@@ -139,12 +139,30 @@ class HTTPClientTransport:
     def send_nowait(self, message: bytes) -> bool:
         """Send *message* as :meth:`send` would, if that needs no waiting (a connection at hand, no
         auth flow, nothing to wait for first); ``False``, having sent nothing, otherwise."""
+        return self._send_now(message, None)
+
+    def send_request_nowait(
+        self, message: bytes, request_id: Any, method: str, params: dict[str, Any] | None
+    ) -> bool:
+        """:meth:`send_nowait` of a request, whose id, method and params the caller gives: what the
+        headers are made of is read from them, not decoded again from *message*. (A tool whose
+        arguments some headers mirror is the exception: those values are read as the JSON has them.)"""
+        if method == "tools/call":
+            name = params.get("name") if params is not None else None
+            if not isinstance(name, str) or name in self.mirrored:
+                return self._send_now(message, None)
+        return self._send_now(
+            message, {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
+        )
+
+    def _send_now(self, message: bytes, data: Any) -> bool:
         if self._closed or self._listening is not None or not self._requests.direct:
             return False
         connection = self._pool.idle()
         if connection is None:
             return False
-        data = _decode(message)
+        if data is None:
+            data = _decode(message)
         if not isinstance(data, dict) or data.get("method") in (
             "notifications/cancelled",
             "notifications/initialized",
