@@ -130,20 +130,29 @@ def https_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, P
         yield url, cert
 
 
+@pytest.mark.parametrize("loop", ["asyncio", "uvloop"])
 @pytest.mark.parametrize("version", ERAS)
 def test_https_with_the_servers_certificate_trusted_through_ssl_cert_file(
-    https_url: tuple[str, Path], version: str, monkeypatch: pytest.MonkeyPatch
+    https_url: tuple[str, Path], version: str, loop: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     url, cert = https_url
     monkeypatch.setenv("SSL_CERT_FILE", str(cert))  # as OpenSSL, and httpx before, read it
+    # Larger than the connection's read buffer (READ_SIZE), so that it is read, decrypted, in pieces.
+    large = "".join(f"{n:06d} " for n in range(40_000))
 
     async def main() -> None:
         async with Client(url, protocol_version=version) as client:
             assert client.protocol_version == version
             for n in range(3):
                 assert await echo(client, f"over TLS {n}") == f"over TLS {n}"
+            assert await echo(client, large) == large
 
-    run(main())
+    if loop == "uvloop":  # its TLS transport hands the connection's buffer the plaintext too
+        import uvloop
+
+        uvloop.run(asyncio.wait_for(main(), 120))
+    else:
+        run(main())
 
 
 def test_https_to_a_certificate_nobody_trusts_fails_with_the_reason(
