@@ -298,8 +298,9 @@ class TaskRunner:
         # "the resulting task state is observed via the next tasks/get", on whichever process it
         # lands: acknowledge once the shared snapshot no longer asks the answered questions, or
         # after a bounded wait if the running process does not write it in time. (Answered here,
-        # the task drops them when it next runs, and writes its snapshot after that.)
-        with contextlib.suppress(TimeoutError):
+        # the task drops them when it next runs, and writes its snapshot after that. Answers given
+        # here stand even with the store away: other processes only see them later.)
+        with contextlib.suppress(TimeoutError) if record.remote else contextlib.suppress(Exception):
             async with asyncio.timeout(_REMOTE_CANCEL_WAIT):
                 while answered and not record.done.is_set():
                     await asyncio.sleep(0.01)

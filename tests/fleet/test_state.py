@@ -16,7 +16,7 @@ import pytest
 
 from mcpkit import Server
 from mcpkit._errors import InvalidParams
-from mcpkit.fleet import MemoryState, SharedState, open_state
+from mcpkit.fleet import MemoryState, SharedState, StateUnavailable, open_state
 from mcpkit.lowlevel import Listener
 from mcpkit.tasks import NODE_DIED, TaskRecord, TaskRunner
 
@@ -195,6 +195,38 @@ def test_a_partial_answer_is_in_the_snapshot_when_tasks_update_returns(pair: Pai
             await here.until_done(record)
             assert record.result == {"content": [], "answers": [{"action": "accept"}, {"action": "decline"}]}
             await asyncio.gather(*(r.runner for r in (record,) if r.runner), return_exceptions=True)
+
+    asyncio.run(main())
+
+
+def test_a_task_answered_where_it_runs_takes_the_answer_with_the_store_away() -> None:
+    # The store goes away while the task waits: tasks/update on the process running it still
+    # delivers the answers and is acknowledged (only the snapshot others read lags behind).
+    class Away(MemoryState):
+        away = False
+
+        async def get(self, key: str) -> bytes | None:
+            if self.away:
+                raise StateUnavailable("stopped")
+            return await super().get(key)
+
+    async def main() -> None:
+        state = Away()
+        here = TaskRunner(poll_interval_ms=20)
+        await here.share(state)
+
+        async def asks(record: TaskRecord) -> dict[str, Any]:
+            answer = await here.ask(record, "q", {"method": "elicitation/create", "params": {}})
+            return {"content": [], "answer": answer}
+
+        record = here.start(asks)
+        await until(lambda: record.status == "input_required")
+        state.away = True
+        await here.update(record, {"q": {"action": "accept"}})
+        await here.until_done(record)
+        assert record.result == {"content": [], "answer": {"action": "accept"}}
+        await asyncio.gather(*(r.runner for r in (record,) if r.runner), return_exceptions=True)
+        await state.close()
 
     asyncio.run(main())
 
