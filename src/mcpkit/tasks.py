@@ -300,7 +300,7 @@ class TaskRunner:
         # after a bounded wait if the running process does not write it in time. (Answered here,
         # the task drops them when it next runs, and writes its snapshot after that. Answers given
         # here stand even with the store away: other processes only see them later.)
-        with contextlib.suppress(TimeoutError) if record.remote else contextlib.suppress(Exception):
+        with contextlib.suppress(TimeoutError if record.remote else Exception):
             async with asyncio.timeout(_REMOTE_CANCEL_WAIT):
                 while answered and not record.done.is_set():
                     await asyncio.sleep(0.01)

@@ -3,10 +3,10 @@
 A :class:`Connection` is an :class:`asyncio.BufferedProtocol`: the loop reads the socket into the
 connection's own buffer (asyncio's plain protocols get a fresh 256 KiB bytes object per read, which
 costs an mmap, an mremap and a munmap each time: three system calls per answer) and calls it with
-what arrived; httptools' parser (the server side's parser too) cuts the answer into its status, headers and
-body, and the connection passes them to the :class:`Receiver` of the request it carries, all in that
-callback. Nothing waits: no task, no future, no context manager per request. A receiver that wants
-to await the answer (:class:`._pool.StreamedResponse`) makes its own future.
+what arrived; httptools' parser (the server side's parser too) cuts the answer into its status,
+headers and body, and the connection passes them to the :class:`Receiver` of the request it
+carries, all in that callback. Nothing waits: no task, no future, no context manager per request.
+A receiver that wants to await the answer (:class:`._pool.StreamedResponse`) makes its own future.
 
 One connection carries one request at a time (no pipelining); once an answer is complete and the
 server keeps the connection, it goes back to its :class:`._pool.Pool` for the next request.
