@@ -9,7 +9,8 @@ The clients: mcpkit's ``Client`` in the handshake era (2025-11-25) and in 2026-0
 SDK's and fastmcp's ``Client``, the TypeScript SDK's client (``bench/ts/client.mjs``), a raw
 ``httpx.AsyncClient`` POST loop, a raw ``aiohttp`` one (if installed), and the floor: a plain
 asyncio-streams HTTP/1.1 loop with orjson, one connection per caller, no MCP at all beyond the
-initialize it needs. The Python ones run on asyncio's loop and on uvloop. Client CPU is the client
+initialize it needs (``floor``) or the ``_meta`` each 2026-07-28 request carries (``floor-2026``,
+the floor for mcpkit's 2026-07-28 row: the server reads that ``_meta`` on every call). The Python ones run on asyncio's loop and on uvloop. Client CPU is the client
 process's own ``process_time`` (user and system) over the calls; the server's is not counted. The
 clients take turns in rounds (the machine's speed moves), and each row is the median of its rounds.
 ``./dev bench`` runs this as its ``clients_http`` step (``bench/steps.py``).
@@ -118,25 +119,34 @@ async def _initialized(post: Post) -> str | None:
     return session
 
 
-async def _measure_posts(post: Post, seconds: float) -> dict[str, float]:
-    """Open a session with *post*, then measure echo calls sent through it with orjson bodies: the
+#: What every 2026-07-28 request carries in its ``_meta`` (no session holds it): the revision, who
+#: calls, and what the caller can answer.
+MODERN_META = {"io.modelcontextprotocol/protocolVersion": MODERN,
+               "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
+               "io.modelcontextprotocol/clientCapabilities": {}}  # fmt: skip
+
+
+async def _measure_posts(post: Post, seconds: float, era: str = HANDSHAKE) -> dict[str, float]:
+    """Measure echo calls sent with *post* with orjson bodies, in a session opened first (the
+    handshake era) or each request carrying the ``_meta`` its revision requires (2026-07-28): the
     part the raw clients share, whatever sends their bytes."""
     import orjson
 
-    session = await _initialized(post)
+    session = await _initialized(post) if era == HANDSHAKE else None
+    params = ARGS if era == HANDSHAKE else {**ARGS, "_meta": MODERN_META}
     ids = iter(range(1, 1 << 62))
 
     async def call() -> str:
-        body = orjson.dumps({"jsonrpc": "2.0", "id": next(ids), "method": "tools/call", "params": ARGS})
+        body = orjson.dumps({"jsonrpc": "2.0", "id": next(ids), "method": "tools/call", "params": params})
         answer, _ = await post(body, session)
         return orjson.loads(answer)["result"]["content"][0]["text"]  # type: ignore[no-any-return]
 
     return await measure(call, seconds)
 
 
-def _headers(session: str | None) -> dict[str, str]:
+def _headers(session: str | None, era: str = HANDSHAKE) -> dict[str, str]:
     headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json",
-               "MCP-Protocol-Version": HANDSHAKE, "Mcp-Method": "tools/call", "Mcp-Name": "echo"}  # fmt: skip
+               "MCP-Protocol-Version": era, "Mcp-Method": "tools/call", "Mcp-Name": "echo"}  # fmt: skip
     if session:
         headers["Mcp-Session-Id"] = session
     return headers
@@ -166,9 +176,10 @@ async def with_aiohttp(url: str, seconds: float) -> dict[str, float]:
         return await _measure_posts(post, seconds)
 
 
-async def with_floor(url: str, seconds: float) -> dict[str, float]:
+async def with_floor(url: str, seconds: float, era: str = HANDSHAKE) -> dict[str, float]:
     """What any client must do at the least: one write per request, the answer read by its
-    Content-Length, JSON by orjson, one kept-alive connection per caller (handed out LIFO)."""
+    Content-Length, JSON by orjson, one kept-alive connection per caller (handed out LIFO); in
+    *era*'s form (a 2026-07-28 request carries its ``_meta``, and the server reads it each time)."""
     host, _, rest = url.removeprefix("http://").partition("/")
     address, _, port = host.partition(":")
     path = ("/" + rest).encode()
@@ -176,7 +187,7 @@ async def with_floor(url: str, seconds: float) -> dict[str, float]:
 
     async def post(body: bytes, session: str | None) -> tuple[bytes, str | None]:
         reader, writer = free.pop() if free else await asyncio.open_connection(address, int(port))
-        head = "".join(f"{k}: {v}\r\n" for k, v in _headers(session).items())
+        head = "".join(f"{k}: {v}\r\n" for k, v in _headers(session, era).items())
         writer.write(b"POST %s HTTP/1.1\r\nHost: %s\r\n%sContent-Length: %d\r\n\r\n%s"
                      % (path, host.encode(), head.encode(), len(body), body))  # fmt: skip
         lines = (await reader.readuntil(b"\r\n\r\n")).split(b"\r\n")
@@ -186,7 +197,7 @@ async def with_floor(url: str, seconds: float) -> dict[str, float]:
         sid = fields.get(b"mcp-session-id")
         return answer, sid.decode() if sid else None
 
-    return await _measure_posts(post, seconds)
+    return await _measure_posts(post, seconds, era)
 
 
 PYTHON: dict[str, Callable[[str, float], Awaitable[dict[str, float]]]] = {
@@ -197,10 +208,11 @@ PYTHON: dict[str, Callable[[str, float], Awaitable[dict[str, float]]]] = {
     "httpx": with_httpx,
     "aiohttp": with_aiohttp,
     "floor": with_floor,
+    "floor-2026": lambda url, s: with_floor(url, s, MODERN),
 }
 ROWS = [*(f"{name}@{loop}" for name in PYTHON for loop in ("asyncio", "uvloop")), "typescript"]
 #: What ``--short`` runs (``./dev bench --short``): that the script and each kind of client answer.
-SHORT_ROWS = ["mcpkit@asyncio", "mcpkit-2026@uvloop", "floor@asyncio", "typescript"]
+SHORT_ROWS = ["mcpkit@asyncio", "mcpkit-2026@uvloop", "floor@asyncio", "floor-2026@uvloop", "typescript"]
 #: The targets for mcpkit's client: sequential client CPU per call at most, 16 callers' calls/s at least.
 TARGET_CPU_US, TARGET_CALLS = 100.0, 15_000.0
 
@@ -297,8 +309,8 @@ def targets(rows: dict[str, Any]) -> list[str]:
     """Each target for mcpkit's client, per era and loop, with the floor loop's own figure beside it."""
     lines = []
     for loop in ("asyncio", "uvloop"):
-        floor = rows.get(f"floor@{loop}", {})
-        for name in ("mcpkit", "mcpkit-2026"):
+        for name, floor_name in (("mcpkit", "floor"), ("mcpkit-2026", "floor-2026")):
+            floor = rows.get(f"{floor_name}@{loop}", {})
             r = rows.get(f"{name}@{loop}", {})
             if "sequential_cpu_us" not in r:
                 continue
