@@ -1,7 +1,9 @@
 """HTTP header values that mirror the request body (2026-07-28 Streamable HTTP), with no I/O.
 
 ``Mcp-Name`` and ``Mcp-Param-{Name}`` carry body values in headers so that intermediaries can route on
-them; the server checks they agree with the body. Values that are not plain header-safe ASCII travel
+them; the server checks they agree with the body (:func:`check_request_headers`: "Servers that
+process the request body MUST reject requests where the values specified in the headers do not
+match the corresponding values in the request body", -32020). Values that are not plain header-safe ASCII travel
 as ``=?base64?{UTF-8 bytes, base64}?=``. A tool parameter is mirrored when its schema names a header
 with ``x-mcp-header``, under constraints this module checks (token syntax, unique, primitive, reached
 through ``properties`` only).
@@ -12,9 +14,15 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+from collections.abc import Callable
 from typing import Any, Final
 
+from ._errors import HeaderMismatch
+from ._methods import mcp_name_field
+
 __all__ = [
+    "check_request_headers",
+    "check_version_header",
     "decode_header_value",
     "encode_header_value",
     "header",
@@ -137,3 +145,74 @@ def matches(header: str, value: Any) -> bool:
             return False
         return number == value and abs(value) <= _MAX_SAFE_INTEGER
     return isinstance(value, str) and header == value
+
+
+def check_version_header(headers: dict[str, str], version: str) -> None:
+    """``MCP-Protocol-Version`` must name the revision the body's ``_meta`` names (-32020)."""
+    sent = headers.get("mcp-protocol-version")
+    if sent != version:
+        raise HeaderMismatch(
+            f"Header mismatch: MCP-Protocol-Version {sent!r} does not match body {version!r}"
+        )
+
+
+def check_request_headers(
+    method: str,
+    params: dict[str, Any],
+    headers: dict[str, str],
+    mirrored: Callable[[str], dict[str, tuple[str, ...]]],
+) -> None:
+    """The headers naming the method and its target must be there and agree with the body (-32020
+    otherwise). *params*: the request's (``{}`` when it has none); *headers*: lower-cased names;
+    *mirrored*: a tool's ``{header: argument path}`` by its name (asked for ``tools/call`` only).
+
+    >>> check_request_headers("tools/call", {"name": "add"}, {"mcp-method": "tools/call"}, dict)
+    Traceback (most recent call last):
+    ...
+    mcpkit._errors.HeaderMismatch: Header mismatch: Mcp-Name is required for tools/call
+    """
+    sent_method = headers.get("mcp-method")
+    if sent_method != method:
+        raise HeaderMismatch(f"Header mismatch: Mcp-Method {sent_method!r} does not match body {method!r}")
+    field = mcp_name_field(method)
+    if field is not None:
+        name = headers.get("mcp-name")
+        if name is None:
+            raise HeaderMismatch(f"Header mismatch: Mcp-Name is required for {method}")
+        if _decoded(name) != params.get(field):
+            raise HeaderMismatch(
+                f"Header mismatch: Mcp-Name header value {name!r} does not match body value {params.get(field)!r}"
+            )
+    if method == "tools/call":
+        tool = params.get("name")
+        if isinstance(tool, str):
+            found = mirrored(tool)
+            if found:  # most tools mirror no argument into a header
+                _check_parameter_headers(params, headers, found)
+
+
+def _decoded(value: str) -> str:
+    try:
+        return decode_header_value(value)
+    except ValueError as exc:
+        raise HeaderMismatch(f"Header mismatch: {exc}") from None
+
+
+def _check_parameter_headers(
+    params: dict[str, Any], headers: dict[str, str], mirrored: dict[str, tuple[str, ...]]
+) -> None:
+    """``Mcp-Param-*`` headers must be present for every mirrored argument, and agree with it."""
+    arguments = params.get("arguments")
+    for name, path in mirrored.items():
+        value = value_at(arguments, path)
+        if value is None:
+            continue  # "Server MUST NOT expect the header"
+        sent = headers.get(f"mcp-param-{name.lower()}")
+        if sent is None:
+            raise HeaderMismatch(
+                f"Header mismatch: Mcp-Param-{name} is required when {'.'.join(path)} is given"
+            )
+        if not matches(_decoded(sent), value):
+            raise HeaderMismatch(
+                f"Header mismatch: Mcp-Param-{name} value {sent!r} does not match body value {value!r}"
+            )

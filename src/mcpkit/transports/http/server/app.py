@@ -45,7 +45,7 @@ from ...._ratelimit import KeyedBuckets
 from ....auth import ResourceServerAuth, current_auth, current_headers
 from ....kernel import Endpoint
 from ._asgi import Receive, Scope, Send, client_of, error, path_of, plain, request_headers
-from .auth import AuthGate, ProtectedResourceMetadata
+from .auth import AuthGate, ProtectedResourceMetadata, owner_of
 from .cors import CorsPolicy
 from .event_store import EventStore, MemoryEventStore
 from .health import HEALTH_PATHS, answer_probe
@@ -236,7 +236,7 @@ class StreamableHTTPApp:
                             [(b"retry-after", str(math.ceil(wait)).encode())])  # fmt: skip
                 return
         if self.auth is None or scope["method"] == "OPTIONS":  # OPTIONS is never an MCP request (405)
-            await self.routes.serve(scope, path, legacy, headers, None, receive, send)
+            await self.routes.serve(scope, path, legacy, headers, None, None, receive, send)
             return
         admitted = await self.auth.admit(scope, headers, send)
         if admitted is None:
@@ -244,7 +244,7 @@ class StreamableHTTPApp:
         info, send = admitted
         reset = current_auth.set(info)  # what the handler's task inherits: ctx.auth
         try:
-            await self.routes.serve(scope, path, legacy, headers, info, receive, send)
+            await self.routes.serve(scope, path, legacy, headers, info, owner_of(info), receive, send)
         finally:
             current_auth.reset(reset)
 

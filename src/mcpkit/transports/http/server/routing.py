@@ -23,6 +23,7 @@ import functools
 from collections.abc import Callable
 
 from .... import _jsonrpc as jsonrpc
+from ...._connection import META_PROTOCOL_VERSION
 from ...._errors import INVALID_REQUEST, SERVER_BUSY, RemoteProtocolError
 from ....auth import AuthInfo
 from ....kernel import Endpoint
@@ -44,13 +45,13 @@ from ._asgi import (
     wait_disconnect,
 )
 from .admission import admit_batch, answerable_ids, refuse_busy, refuse_in_use
-from .auth import AuthGate, owner_of
+from .auth import AuthGate
 from .event_store import EventStore
 from .legacy_sse import open_sse, post_message
 from .resume import ResumableStream, new_resumable, replay
 from .seams import Member, SessionStrategy
 from .sessions import HTTPSession, SessionTable, standalone_stream
-from .stateless import answer_stateless, is_stateless
+from .stateless import answer_stateless
 from .streams import CLOSE, ResponseStream
 
 __all__ = ["Routes", "answer_here", "respond"]
@@ -95,27 +96,37 @@ class Routes:
         legacy: bool,
         headers: dict[str, str],
         auth: AuthInfo | None,
+        owner: str | None,
         receive: Receive,
         send: Send,
     ) -> None:
         """An admitted request at *path* (inside the app; *legacy*: one of HTTP+SSE's two paths), its
-        caller *auth* when the endpoint is protected, by era and method."""
-        self.table.expire_idle()
+        caller *auth* and the *owner* its sessions belong to when the endpoint is protected, by
+        method."""
         method = scope["method"]
         if legacy:
-            await self._legacy(scope, path, method, headers, owner_of(auth), receive, send)
-            return
-        if method != "POST":
-            if method in ("GET", "DELETE") and "mcp-session-id" in headers:
-                await self._get_or_delete(method, headers, receive, send, owner_of(auth))
-                return
+            await self._legacy(scope, path, method, headers, owner, receive, send)
+        elif method == "POST":
+            await self._post(scope, headers, auth, owner, receive, send)
+        elif method in ("GET", "DELETE") and "mcp-session-id" in headers:
+            await self._get_or_delete(method, headers, receive, send, owner)
+        else:
             await error(send, 405, None, INVALID_REQUEST, "Method not allowed: POST one JSON-RPC message",
                         [(b"allow", b"POST")])  # fmt: skip
-            return
+
+    async def _post(
+        self,
+        scope: Scope,
+        headers: dict[str, str],
+        auth: AuthInfo | None,
+        owner: str | None,
+        receive: Receive,
+        send: Send,
+    ) -> None:
+        """A POST: its body read whole, decoded, sent down its era's path (each entered once here)."""
         if not is_json(headers.get("content-type")):
             await error(send, 415, None, INVALID_REQUEST, "Unsupported Media Type: POST application/json")
             return
-        # A POST: its body read whole, decoded, sent down its era's path, answered.
         try:
             message = jsonrpc.decode(await read_body(receive, self.max_body_bytes, self.body_timeout))
         except BodyRefused as exc:
@@ -131,14 +142,11 @@ class Routes:
         ):
             return
         session_id = headers.get("mcp-session-id")
-        if isinstance(message, jsonrpc.Request) and is_stateless(message, session_id is not None):
-            # "A request carrying modern per-request _meta is served statelessly according to this
-            # revision", whatever Mcp-Session-Id it carries.
+        if type(message) is jsonrpc.Request and _served_statelessly(message, session_id is not None):
             await answer_stateless(
                 self.endpoint, message, headers, scope, receive, send, self.stream_queue_limit
             )
             return
-        owner = owner_of(auth)
         if session_id is None:
             if isinstance(message, jsonrpc.Request) and message.method == "initialize":
                 await self._initialize(message, client_of(scope), send, owner)
@@ -155,6 +163,7 @@ class Routes:
             await self._in_session(session, message, headers, receive, send)
 
     async def _initialize(self, request: jsonrpc.Request, client: str, send: Send, owner: str | None) -> None:
+        self.table.expire_idle()
         session = self.table.new(client=client)
         if session is None:
             await error(send, 503, request.id, SERVER_BUSY, "Server busy: too many sessions, retry later",
@@ -181,6 +190,7 @@ class Routes:
         self, session_id: str, headers: dict[str, str], send: Send, owner: str | None
     ) -> HTTPSession | None:
         """The session a message names; answers 404 (unknown, ended, or another caller's) or 400 itself."""
+        self.table.expire_idle()
         session = self.table.sessions.get(session_id)
         if session is None:
             session = await self.strategy.find(session_id)
@@ -303,6 +313,7 @@ class Routes:
         receive: Receive,
         send: Send,
     ) -> None:
+        self.table.expire_idle()
         if path == self.sse_path:
             if method != "GET":
                 await plain(send, 405, b"GET opens the event stream")
@@ -316,6 +327,17 @@ class Routes:
         else:
             limits = (self.max_body_bytes, self.body_timeout)
             await post_message(self.table, self.strategy, *limits, scope, receive, send, owner)
+
+
+def _served_statelessly(request: jsonrpc.Request, in_session: bool) -> bool:
+    """Whether *request* goes the 2026-07-28 way: its ``_meta`` names a revision ("A request
+    carrying modern per-request _meta is served statelessly according to this revision", whatever
+    ``Mcp-Session-Id`` it carries), or it is ``server/discover`` outside a session."""
+    params = request.params
+    meta = params.get("_meta") if type(params) is dict else None
+    if type(meta) is dict and META_PROTOCOL_VERSION in meta:
+        return True
+    return request.method == "server/discover" and not in_session
 
 
 async def answer_here(

@@ -3,8 +3,9 @@
 The request is admitted (its ``_meta`` names the revision), its standard headers are checked against
 the body ("Servers that process the request body MUST reject requests where the values specified in
 the headers do not match the corresponding values in the request body": ``MCP-Protocol-Version``,
-``Mcp-Method``, ``Mcp-Name``, ``Mcp-Param-*``; 400 with -32020), and it is handed to the server's one
-dispatch, :meth:`Endpoint.handle <mcpkit.kernel.Endpoint.handle>`, from the POST's own task.
+``Mcp-Method``, ``Mcp-Name``, ``Mcp-Param-*``; 400 with -32020; the rules are
+:mod:`mcpkit._headers`'s), and it is handed to the server's one dispatch,
+:meth:`Endpoint.handle <mcpkit.kernel.Endpoint.handle>`, from the POST's own task.
 
 The answer is JSON unless the handler sends something first, which turns it into an event stream.
 Either way, "The server **MUST** treat a client disconnect as cancellation of that request": the
@@ -33,9 +34,8 @@ from msgspec import UNSET
 
 from .... import _jsonrpc as jsonrpc
 from ...._connection import META_PROTOCOL_VERSION, ServerConnection
-from ...._errors import INTERNAL_ERROR, ConnectionClosed, HeaderMismatch, MethodNotFound, RPCError
-from ...._headers import decode_header_value, matches, value_at
-from ...._methods import mcp_name_field
+from ...._errors import INTERNAL_ERROR, ConnectionClosed, MethodNotFound, RPCError
+from ...._headers import check_request_headers, check_version_header
 from ....kernel import Endpoint
 from ....session import error_response, first_step, result_response
 from ._asgi import (
@@ -54,21 +54,11 @@ from ._asgi import (
 from .seams import Unavailable
 from .streams import DEFAULT_STREAM_QUEUE, close_stream, coalescible
 
-__all__ = ["answer_stateless", "is_stateless"]
+__all__ = ["answer_stateless"]
 
 logger = logging.getLogger("mcpkit.http")
 
 _LISTEN: Final = "subscriptions/listen"
-
-
-def is_stateless(request: jsonrpc.Request, in_session: bool) -> bool:
-    """Whether *request* is spoken in the 2026-07-28 era: its ``_meta`` names a revision (whatever
-    session it names), or it is ``server/discover`` outside a session."""
-    params = request.params if isinstance(request.params, dict) else None
-    meta = params.get("_meta") if params is not None else None
-    if isinstance(meta, dict) and META_PROTOCOL_VERSION in meta:
-        return True
-    return request.method == "server/discover" and not in_session
 
 
 async def answer_stateless(
@@ -89,12 +79,12 @@ async def answer_stateless(
         sent = meta.get(META_PROTOCOL_VERSION) if isinstance(meta, dict) else None
         # A header that contradicts the body is -32020 before anything.
         if isinstance(sent, str) and headers.get("mcp-protocol-version") != sent:
-            _check_version_header(headers, sent)
+            check_version_header(headers, sent)
         # Admitted, the scope's version is the one _meta names, checked against its header above
         # (a request without one is refused here), so only the other headers are left to check.
         conn = ServerConnection()
         admitted = conn.admit(request)
-        _check_headers(request, params, headers, endpoint)
+        check_request_headers(request.method, params, headers, endpoint.mirrored_parameters)
     except RPCError as exc:
         await error(send, STATUS_OF_CODE.get(exc.code, 400), request.id, exc.code, exc.message, data=exc.data)
         return
@@ -331,64 +321,3 @@ class _StatelessResponse:
         async with self._lock:
             await event(self.send, body)
             await end_body(self.send)
-
-
-def _check_headers(
-    request: jsonrpc.Request, params: dict[str, Any], headers: dict[str, str], endpoint: Endpoint
-) -> None:
-    """The headers naming the method and its target must be there and agree with the body (-32020
-    otherwise); ``MCP-Protocol-Version`` is checked by the caller. *params*: the request's (``{}``
-    when it has none)."""
-    method = headers.get("mcp-method")
-    if method != request.method:
-        raise HeaderMismatch(f"Header mismatch: Mcp-Method {method!r} does not match body {request.method!r}")
-    field = mcp_name_field(method)
-    if field is not None:
-        name = headers.get("mcp-name")
-        if name is None:
-            raise HeaderMismatch(f"Header mismatch: Mcp-Name is required for {method}")
-        if _decoded(name) != params.get(field):
-            raise HeaderMismatch(
-                f"Header mismatch: Mcp-Name header value {name!r} does not match body value {params.get(field)!r}"
-            )
-    if method == "tools/call":
-        tool = params.get("name")
-        if isinstance(tool, str):
-            mirrored = endpoint.mirrored_parameters(tool)
-            if mirrored:  # most tools mirror no argument into a header
-                _check_parameter_headers(params, headers, mirrored)
-
-
-def _check_version_header(headers: dict[str, str], version: str) -> None:
-    sent_version = headers.get("mcp-protocol-version")
-    if sent_version != version:
-        raise HeaderMismatch(
-            f"Header mismatch: MCP-Protocol-Version {sent_version!r} does not match body {version!r}"
-        )
-
-
-def _decoded(value: str) -> str:
-    try:
-        return decode_header_value(value)
-    except ValueError as exc:
-        raise HeaderMismatch(f"Header mismatch: {exc}") from None
-
-
-def _check_parameter_headers(
-    params: dict[str, Any], headers: dict[str, str], mirrored: dict[str, tuple[str, ...]]
-) -> None:
-    """``Mcp-Param-*`` headers must be present for every mirrored argument, and agree with it."""
-    arguments = params.get("arguments")
-    for header, path in mirrored.items():
-        value = value_at(arguments, path)
-        if value is None:
-            continue  # "Server MUST NOT expect the header"
-        sent = headers.get(f"mcp-param-{header.lower()}")
-        if sent is None:
-            raise HeaderMismatch(
-                f"Header mismatch: Mcp-Param-{header} is required when {'.'.join(path)} is given"
-            )
-        if not matches(_decoded(sent), value):
-            raise HeaderMismatch(
-                f"Header mismatch: Mcp-Param-{header} value {sent!r} does not match body value {value!r}"
-            )

@@ -1,0 +1,220 @@
+"""The HTTP request path as it runs: which modules one POST passes through, and in what order.
+
+``tests/test_layers.py`` reads the imports; this follows one ``tools/call`` POST through the ASGI
+app (in process: what is measured is the code's path, not the wire) with ``sys.setprofile`` and
+records every call into an mcpkit module, in both eras: a handshake-era session's POST and a
+2026-07-28 stateless one. A call made while the server's own API runs (``lowlevel``, ``server/``
+and what they call: the handler's work, which is the same over every transport) is left out; the
+calls that hand the request to it are counted, as *handoffs*. What is asserted:
+
+- the path enters at most :data:`MAX_FILES` modules of the transport and the layers below it;
+- no call on it climbs back up a layer (:data:`tests.test_layers.LAYERS`): a lower module never
+  calls into a higher one, except through the server's contract (:class:`mcpkit.kernel.Endpoint`,
+  the handoffs) and the session strategy the app is handed (:mod:`.seams`);
+- the request is handed to the server once.
+
+Run it with ``-s`` to see the path (``pytest tests/test_post_path.py -s``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import fnmatch
+import json
+import sys
+from dataclasses import dataclass, field
+from types import FrameType
+from typing import Any, Final
+
+import pytest
+
+import mcpkit
+from mcpkit import Server
+from mcpkit.transports.http.server._asgi import ON_DISCONNECT
+
+from .test_layers import LAYERS
+
+PACKAGE: Final = mcpkit.__file__.rsplit("/", 1)[0] + "/"
+#: The layer from which a module is the server's API (its handler's work, not the request path).
+API_LAYER: Final = 3
+#: The most modules of the transport and the layers below it that one POST may enter: what it takes
+#: today (the ASGI app's admission, its helpers, routing, the codec, then a session's table, stream
+#: and strategy and its peer, or the stateless exchange with the lifecycle and header rules), so
+#: that a new detour fails here and must be argued. The aim is 5.
+MAX_FILES: Final = 9
+#: The session strategy's methods: called by the path at named points (seams.SessionStrategy).
+STRATEGY_MODULES: Final = ("transports.http.server.local", "fleet.*")
+#: How the server is handed the request: the Endpoint's start (2026-07-28), a session's peer
+#: calling its request handler (the handshake era). Looking up what a tool mirrors into headers is
+#: a question to the Endpoint too (``mirrored_parameters``), not a second handoff.
+HANDOFFS: Final = ("LowLevelServer.start", "LowLevelServer.connect.<locals>.on_request")
+LOOKUPS: Final = ("ToolsAPI.mirrored_parameters",)
+
+
+def module_of(filename: str) -> str | None:
+    if not filename.startswith(PACKAGE):
+        return None
+    name = filename[len(PACKAGE) : -len(".py")].replace("/", ".")
+    return name.removesuffix(".__init__").removesuffix("__init__")
+
+
+def layer_of(module: str) -> float:
+    for number, _, patterns in LAYERS:
+        if any(fnmatch.fnmatchcase(module, pattern) for pattern in patterns):
+            return number
+    raise AssertionError(f"{module} is in no layer of tests/test_layers.py")
+
+
+@dataclass
+class Path:
+    """What one POST's path entered: modules in order of first entry, calls that climbed, handoffs."""
+
+    modules: list[str] = field(default_factory=list)
+    steps: list[str] = field(default_factory=list)  # module:function, each move between modules
+    climbs: list[str] = field(default_factory=list)
+    handoffs: list[str] = field(default_factory=list)
+
+    def render(self) -> str:
+        return "\n".join(
+            [
+                f"{len(self.modules)} modules: {' -> '.join(self.modules)}",
+                f"climbs: {self.climbs or 'none'}",
+                f"handoffs to the server: {self.handoffs}",
+                "steps:",
+                *(f"  {step}" for step in self.steps),
+            ]
+        )
+
+
+def _nearest_module(frame: FrameType | None) -> str | None:
+    while frame is not None:
+        module = module_of(frame.f_code.co_filename)
+        if module is not None:
+            return module
+        frame = frame.f_back
+    return None
+
+
+def _in_the_server(frame: FrameType | None) -> bool:
+    """Whether *frame* runs for the server's API: one of its callers is a module of that layer."""
+    while frame is not None:
+        module = module_of(frame.f_code.co_filename)
+        if module is not None and layer_of(module) >= API_LAYER:
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _record(path: Path) -> Any:
+    last: list[str | None] = [None]
+
+    def profile(frame: FrameType, event: str, arg: Any) -> None:
+        if event != "call":
+            return
+        module = module_of(frame.f_code.co_filename)
+        if module is None or _in_the_server(frame.f_back):
+            return
+        caller = _nearest_module(frame.f_back)
+        where = f"{module}:{frame.f_code.co_qualname}"
+        if layer_of(module) >= API_LAYER:
+            if caller is not None:
+                path.handoffs.append(f"{caller} -> {where}")
+            return
+        if module not in path.modules:
+            path.modules.append(module)
+        if module != last[0]:
+            path.steps.append(where)
+            last[0] = module
+        strategy = any(fnmatch.fnmatchcase(module, pattern) for pattern in STRATEGY_MODULES)
+        if caller is not None and layer_of(module) > layer_of(caller) and not strategy:
+            path.climbs.append(f"{caller} -> {where}")
+
+    return profile
+
+
+def _app() -> Any:
+    server = Server("path")
+
+    @server.tool
+    def echo(text: str) -> str:
+        return text
+
+    return server.http_app()
+
+
+async def _post(app: Any, body: dict[str, Any], headers: dict[str, str]) -> list[dict[str, Any]]:
+    sent: list[dict[str, Any]] = []
+    messages = [{"type": "http.request", "body": json.dumps(body).encode(), "more_body": False}]
+
+    async def receive() -> dict[str, Any]:
+        if messages:
+            return messages.pop()
+        await asyncio.Event().wait()  # the client stays: no disconnect
+        raise AssertionError("unreachable")
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    scope = {
+        "type": "http",
+        "method": "POST",
+        "path": "/mcp",
+        "root_path": "",
+        "query_string": b"",
+        "client": ("127.0.0.1", 50000),
+        "headers": [(k.encode(), v.encode()) for k, v in headers.items()],
+        # What mcpkit's own uvicorn protocol offers: a request that waits is told of a disconnect.
+        "extensions": {ON_DISCONNECT: {"register": lambda callback: None}},
+    }
+    await app(scope, receive, send)
+    return sent
+
+
+HEADERS: Final = {
+    "host": "127.0.0.1:8000",
+    "content-type": "application/json",
+    "accept": "application/json, text/event-stream",
+}
+CALL: Final = {"name": "echo", "arguments": {"text": "hi"}}
+
+
+async def _traced_call(era: str) -> tuple[Path, list[dict[str, Any]]]:
+    app = _app()
+    headers = dict(HEADERS)
+    params: dict[str, Any] = dict(CALL)
+    if era == "2026-07-28":
+        headers |= {"mcp-protocol-version": era, "mcp-method": "tools/call", "mcp-name": "echo"}
+        params["_meta"] = {
+            "io.modelcontextprotocol/protocolVersion": era,
+            "io.modelcontextprotocol/clientInfo": {"name": "path", "version": "1"},
+            "io.modelcontextprotocol/clientCapabilities": {},
+        }
+    else:
+        init = {"protocolVersion": era, "capabilities": {}, "clientInfo": {"name": "path", "version": "1"}}
+        sent = await _post(app, {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init}, headers)
+        headers["mcp-session-id"] = dict(sent[0]["headers"])[b"mcp-session-id"].decode()
+        headers["mcp-protocol-version"] = era
+        await _post(app, {"jsonrpc": "2.0", "method": "notifications/initialized"}, headers)
+    request = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
+    for _ in range(3):  # first calls import and cache: the path is the one every later call takes
+        await _post(app, request, headers)
+    path = Path()
+    sys.setprofile(_record(path))
+    try:
+        sent = await _post(app, request, headers)
+    finally:
+        sys.setprofile(None)
+    return path, sent
+
+
+@pytest.mark.parametrize("era", ["2025-11-25", "2026-07-28"])
+def test_one_post_goes_one_way_down(era: str) -> None:
+    path, sent = asyncio.run(_traced_call(era))
+    print(f"\n{era}:\n{path.render()}")
+    answer = json.loads(b"".join(m.get("body", b"") for m in sent))
+    assert answer["result"]["content"][0]["text"] == "hi", answer  # the path measured is a real answer
+    assert not path.climbs, path.render()
+    handed = [h for h in path.handoffs if h.endswith(HANDOFFS)]
+    assert len(handed) == 1, path.render()
+    assert all(h.endswith(HANDOFFS + LOOKUPS) for h in path.handoffs), path.render()
+    assert len(path.modules) <= MAX_FILES, path.render()
