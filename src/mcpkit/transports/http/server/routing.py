@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from .... import _jsonrpc as jsonrpc
 from ...._connection import META_PROTOCOL_VERSION
@@ -89,7 +89,7 @@ class Routes:
         self.stream_queue_limit = stream_queue_limit
         self.retry_ms = retry_ms
 
-    async def serve(
+    def serve(
         self,
         scope: Scope,
         path: str,
@@ -99,20 +99,19 @@ class Routes:
         owner: str | None,
         receive: Receive,
         send: Send,
-    ) -> None:
+    ) -> Awaitable[None]:
         """An admitted request at *path* (inside the app; *legacy*: one of HTTP+SSE's two paths), its
-        caller *auth* and the *owner* its sessions belong to when the endpoint is protected, by
-        method."""
+        caller *auth* and the *owner* its sessions belong to when the endpoint is protected: the
+        way its method takes, for the app to await (a choice, not a coroutine of its own)."""
         method = scope["method"]
         if legacy:
-            await self._legacy(scope, path, method, headers, owner, receive, send)
-        elif method == "POST":
-            await self._post(scope, headers, auth, owner, receive, send)
-        elif method in ("GET", "DELETE") and "mcp-session-id" in headers:
-            await self._get_or_delete(method, headers, receive, send, owner)
-        else:
-            await error(send, 405, None, INVALID_REQUEST, "Method not allowed: POST one JSON-RPC message",
-                        [(b"allow", b"POST")])  # fmt: skip
+            return self._legacy(scope, path, method, headers, owner, receive, send)
+        if method == "POST":
+            return self._post(scope, headers, auth, owner, receive, send)
+        if method in ("GET", "DELETE") and "mcp-session-id" in headers:
+            return self._get_or_delete(method, headers, receive, send, owner)
+        return error(send, 405, None, INVALID_REQUEST, "Method not allowed: POST one JSON-RPC message",
+                     [(b"allow", b"POST")])  # fmt: skip
 
     async def _post(
         self,
