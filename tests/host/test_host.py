@@ -12,6 +12,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -381,5 +382,48 @@ def test_a_server_that_never_announces_changes_is_listed_again_on_a_timer(tmp_pa
             await asyncio.sleep(0.5)  # two more intervals: nothing new, nothing told
             assert changes == ["tools"]
             assert "still__extra1" not in [t.name for t in host.tools()]
+
+    run(main())
+
+
+def test_the_lists_change_together_and_are_told_at_once(tmp_path: Path) -> None:
+    """A re-listing replaces every list once all are read, and tells of it in the same step: a
+    reader never sees the new tools before the change is told, nor beside the old prompts."""
+    changes: list[str] = []
+    prompts_asked = asyncio.Event()
+    prompts_read = asyncio.Event()
+
+    class View:  # the host's own client of its server, as far as a re-listing reads it
+        async def list_tools(self) -> list[str]:
+            return ["new tool"]
+
+        async def list_prompts(self) -> list[str]:
+            prompts_asked.set()
+            await prompts_read.wait()
+            return ["new prompt"]
+
+        async def list_resources(self) -> list[str]:
+            return []
+
+        async def list_resource_templates(self) -> list[str]:
+            return []
+
+    async def main() -> None:
+        host = Host(config({}, tmp_path), on_change=changes.append)
+
+        def seen() -> tuple[Any, ...]:
+            return host.tools(), host.prompts(), list(changes)
+
+        try:
+            host._listed = {"tools": ["old tool"], "prompts": ["old prompt"]}
+            host._view = View()  # type: ignore[assignment]
+            relisting = asyncio.ensure_future(host._relist(["tools"]))
+            await prompts_asked.wait()  # the tools are read, the prompts not yet
+            assert seen() == (["old tool"], ["old prompt"], [])
+            prompts_read.set()
+            await relisting
+            assert seen() == (["new tool"], ["new prompt"], ["tools"])
+        finally:
+            host.audit.close()
 
     run(main())

@@ -291,11 +291,15 @@ class Host:
         }
 
     async def _relist(self, changed: Sequence[str] = ()) -> None:
-        """Read the host's lists again through its server (one reading at a time), then tell."""
+        """Read the host's lists again through its server (one reading at a time), then tell.
+
+        The lists are replaced together once all are read, and told of at once: whoever reads them
+        never sees the new tools beside the old prompts, nor a change before it is told."""
         view = self._view
         async with self._relisting:
             if view is None:
                 return
+            listed: dict[str, list[Any]] = {}
             for kind, fetch in (
                 ("tools", view.list_tools),
                 ("prompts", view.list_prompts),
@@ -303,9 +307,10 @@ class Host:
                 ("templates", view.list_resource_templates),
             ):
                 try:
-                    self._listed[kind] = list(await fetch())
+                    listed[kind] = list(await fetch())
                 except MCPError:
-                    self._listed[kind] = []
+                    listed[kind] = []
+            self._listed.update(listed)
         self._tell(changed)
 
     def _tell(self, changed: Sequence[str]) -> None:
