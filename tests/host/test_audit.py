@@ -100,6 +100,21 @@ def test_the_rule_in_words() -> None:
     assert redact({"Token": 1, "k": [{"apiKey": 2}]}) == {"Token": REDACTED, "k": [{"apiKey": REDACTED}]}
 
 
+def test_a_rule_that_has_seen_the_keys_still_redacts_what_is_new_or_nested() -> None:
+    """Arguments whose keys a rule has judged before (none secret) and whose values are flat are
+    written as they are; a secret key, a new key or a nested value is looked at again."""
+    rule = Redaction()
+    seen = {"text": "a", "count": 1}
+    assert rule.apply(seen) == seen and rule.apply(seen) is seen  # the second time: as it is
+    assert rule.apply({"text": "b", "token": "t"}) == {"text": "b", "token": REDACTED}
+    assert rule.apply({"text": "b", "token": "t"}) == {"text": "b", "token": REDACTED}
+    assert rule.apply({"text": {"apiKey": "k"}}) == {"text": {"apiKey": REDACTED}}
+    assert rule.apply({"count": [{"password": "p"}], "text": ("x",)}) == {
+        "count": [{"password": REDACTED}],
+        "text": ["x"],
+    }
+
+
 SECRET_WORDS = ["token", "secret", "password", "passwd", "key", "authorization", "cookie", "credential",
                 "credentials", "bearer", "keys"]  # fmt: skip
 OTHER_WORDS = ["access", "refresh", "client", "x", "api", "private", "github", "db", "user", "my", "v2"]

@@ -17,7 +17,7 @@ import threading
 import time
 from collections.abc import Iterable
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Final
 
 import msgspec
 
@@ -26,6 +26,11 @@ from .._secrets import SecretKeys, normalised, words_of
 __all__ = ["AuditLog", "Redaction", "default_audit_path", "normalised", "redact", "words_of"]
 
 REDACTED = "[redacted]"
+#: The types a value must not have for :meth:`Redaction.apply` to write an object as it is: what
+#: JSON nests (and what a caller in process may nest), where a secret key may hide.
+_NESTED: Final = frozenset({dict, list, tuple})
+#: A line's time after its second, by the millisecond: made once rather than formatted per line.
+_MILLISECONDS: Final = tuple(f".{ms:03d}+00:00" for ms in range(1000))
 
 #: JSON with text as it is (UTF-8, not ``\u`` escapes); a value JSON has no type for is written as
 #: its ``str``. msgspec's encoder: a gateway writes a line per call, and the standard library's
@@ -60,6 +65,15 @@ class Redaction(SecretKeys):
 
     def apply(self, value: Any) -> Any:
         """*value* with the value of every secret key replaced, in nested objects and lists too."""
+        if type(value) is dict:
+            # The usual arguments: flat, their keys seen before and none secret. Such an object is
+            # written as it is (the line is encoded at once, and nothing changes it meanwhile).
+            known = self._known
+            for k, v in value.items():
+                if known.get(k) is not False or type(v) in _NESTED:
+                    break
+            else:
+                return value
         if isinstance(value, dict):
             return {k: REDACTED if self._secret(str(k)) else self.apply(v) for k, v in value.items()}
         if isinstance(value, (list, tuple)):
@@ -119,7 +133,7 @@ class AuditLog:
         if second != self._second:
             self._second = second
             self._stamp = datetime.datetime.fromtimestamp(second, datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S")
-        return f"{self._stamp}.{int((now - second) * 1000):03d}+00:00"
+        return self._stamp + _MILLISECONDS[int((now - second) * 1000)]
 
     def close(self) -> None:
         if self._file is not None:
