@@ -10,8 +10,9 @@ calls that hand the request to it are counted, as *handoffs*. What is asserted:
 - the path enters at most :data:`MAX_FILES` modules of the transport and the layers below it;
 - no call on it climbs back up a layer (:data:`tests.test_layers.LAYERS`): a lower module never
   calls into a higher one, except through the server's contract (:class:`mcpkit.kernel.Endpoint`,
-  the handoffs) and the session strategy the app is handed (:mod:`.seams`);
-- the request is handed to the server once.
+  the handoffs) and what the app is handed (``transports.http.server.seams``);
+- the request is handed to the server once;
+- one node of a fleet takes the same path, with only the fleet's own parts added at those seams.
 
 Run it with ``-s`` to see the path (``pytest tests/test_post_path.py -s``).
 """
@@ -42,8 +43,9 @@ API_LAYER: Final = 3
 #: and strategy and its peer, or the stateless exchange with the lifecycle and header rules), so
 #: that a new detour fails here and must be argued. The aim is 5.
 MAX_FILES: Final = 9
-#: The session strategy's methods: called by the path at named points (seams.SessionStrategy).
-STRATEGY_MODULES: Final = ("transports.http.server.local", "fleet.*")
+#: What the app is handed (``transports.http.server.seams``): the session strategy, called at named
+#: points (a lone process's, or a fleet's), and a fleet's guard around each request.
+SEAM_MODULES: Final = ("transports.http.server.local", "fleet.*")
 #: How the server is handed the request: the Endpoint's start (2026-07-28), a session's peer
 #: calling its request handler (the handshake era). Looking up what a tool mirrors into headers is
 #: a question to the Endpoint too (``mirrored_parameters``), not a second handoff.
@@ -125,20 +127,24 @@ def _record(path: Path) -> Any:
         if module != last[0]:
             path.steps.append(where)
             last[0] = module
-        strategy = any(fnmatch.fnmatchcase(module, pattern) for pattern in STRATEGY_MODULES)
-        if caller is not None and layer_of(module) > layer_of(caller) and not strategy:
+        seam = any(fnmatch.fnmatchcase(module, pattern) for pattern in SEAM_MODULES)
+        if caller is not None and layer_of(module) > layer_of(caller) and not seam:
             path.climbs.append(f"{caller} -> {where}")
 
     return profile
 
 
-def _app() -> Any:
+def _app(fleet: bool) -> Any:
     server = Server("path")
 
     @server.tool
     def echo(text: str) -> str:
         return text
 
+    if fleet:  # one node of a fleet: its sessions kept in shared state (here in memory)
+        from mcpkit.fleet import MemoryState
+
+        return server.http_app(state=MemoryState())
     return server.http_app()
 
 
@@ -178,8 +184,8 @@ HEADERS: Final = {
 CALL: Final = {"name": "echo", "arguments": {"text": "hi"}}
 
 
-async def _traced_call(era: str) -> tuple[Path, list[dict[str, Any]]]:
-    app = _app()
+async def _traced_call(era: str, fleet: bool = False) -> tuple[Path, list[dict[str, Any]]]:
+    app = _app(fleet)
     headers = dict(HEADERS)
     params: dict[str, Any] = dict(CALL)
     if era == "2026-07-28":
@@ -219,3 +225,23 @@ def test_one_post_goes_one_way_down(era: str) -> None:
     assert len(handed) == 1, path.render()
     assert all(h.endswith(HANDOFFS + LOOKUPS) for h in path.handoffs), path.render()
     assert len(path.modules) <= MAX_FILES, path.render()
+
+
+def _outside(modules: list[str], seams: tuple[str, ...]) -> list[str]:
+    return [m for m in modules if not any(fnmatch.fnmatchcase(m, pattern) for pattern in seams)]
+
+
+@pytest.mark.parametrize("era", ["2025-11-25", "2026-07-28"])
+def test_a_fleet_node_takes_the_same_path_through_its_seams(era: str) -> None:
+    """One node of a fleet (its sessions in shared state) runs the same POST through the same
+    modules as a lone process: the fleet adds only its own parts, called through the contracts the
+    app is handed (``seams``), never a branch of its own through the path."""
+    alone, _ = asyncio.run(_traced_call(era))
+    path, sent = asyncio.run(_traced_call(era, fleet=True))
+    print(f"\n{era}, one node of a fleet:\n{path.render()}")
+    answer = json.loads(b"".join(m.get("body", b"") for m in sent))
+    assert answer["result"]["content"][0]["text"] == "hi", answer
+    assert not path.climbs, path.render()
+    assert len([h for h in path.handoffs if h.endswith(HANDOFFS)]) == 1, path.render()
+    assert any(m.startswith("fleet.") for m in path.modules), path.render()  # the fleet is there
+    assert _outside(path.modules, SEAM_MODULES) == _outside(alone.modules, SEAM_MODULES)
