@@ -15,6 +15,7 @@ import pytest
 from mcpkit import Context, Server
 from mcpkit.transports.http import StreamableHTTPApp
 
+from ._asgi import asgi_request
 from ._held import HeldTransport, held_protocol
 from .conftest import initialize_request
 
@@ -42,29 +43,13 @@ def make_app() -> StreamableHTTPApp:
 
 
 async def post(app: StreamableHTTPApp, message: dict[str, Any], **headers: str) -> list[dict[str, Any]]:
-    body = json.dumps(message).encode()
-    scope = {
-        "type": "http",
-        "method": "POST",
-        "path": "/mcp",
-        "query_string": b"",
-        "headers": [
-            (b"host", b"127.0.0.1:8000"),
-            (b"content-type", b"application/json"),
-            (b"accept", b"application/json, text/event-stream"),
-            *((k.replace("_", "-").encode(), v.encode()) for k, v in headers.items()),
-        ],
-    }
-    sent: list[dict[str, Any]] = []
-
-    async def receive() -> dict[str, Any]:
-        return {"type": "http.request", "body": body, "more_body": False}
-
-    async def send(event: dict[str, Any]) -> None:
-        sent.append(event)
-
-    await app(scope, receive, send)
-    return sent
+    sent_headers = [
+        (b"host", b"127.0.0.1:8000"),
+        (b"content-type", b"application/json"),
+        (b"accept", b"application/json, text/event-stream"),
+        *((k.replace("_", "-").encode(), v.encode()) for k, v in headers.items()),
+    ]
+    return await asgi_request(app, "POST", sent_headers, json.dumps(message).encode())
 
 
 def test_json_answers_leave_no_stream_behind_in_a_session() -> None:
@@ -610,22 +595,7 @@ def test_accepted_hosts_are_remembered_and_refused_ones_are_not() -> None:
     from mcpkit.transports.http.server import app as app_module
 
     async def status(app: StreamableHTTPApp, host: bytes) -> int:
-        sent: list[dict[str, Any]] = []
-
-        async def receive() -> dict[str, Any]:
-            return {"type": "http.request", "body": b"{}", "more_body": False}
-
-        async def send(event: dict[str, Any]) -> None:
-            sent.append(event)
-
-        scope = {
-            "type": "http",
-            "method": "GET",
-            "path": "/mcp",
-            "query_string": b"",
-            "headers": [(b"host", host)],
-        }
-        await app(scope, receive, send)
+        sent = await asgi_request(app, "GET", [(b"host", host)], b"{}")
         return int(sent[0]["status"])
 
     async def main() -> None:

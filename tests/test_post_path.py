@@ -33,6 +33,7 @@ import mcpkit
 from mcpkit import Server
 from mcpkit.transports.http.server._asgi import ON_DISCONNECT
 
+from ._asgi import asgi_request
 from .test_layers import LAYERS
 
 PACKAGE: Final = mcpkit.__file__.rsplit("/", 1)[0] + "/"
@@ -149,31 +150,16 @@ def _app(fleet: bool) -> Any:
 
 
 async def _post(app: Any, body: dict[str, Any], headers: dict[str, str]) -> list[dict[str, Any]]:
-    sent: list[dict[str, Any]] = []
-    messages = [{"type": "http.request", "body": json.dumps(body).encode(), "more_body": False}]
-
-    async def receive() -> dict[str, Any]:
-        if messages:
-            return messages.pop()
-        await asyncio.Event().wait()  # the client stays: no disconnect
-        raise AssertionError("unreachable")
-
-    async def send(message: dict[str, Any]) -> None:
-        sent.append(message)
-
-    scope = {
-        "type": "http",
-        "method": "POST",
-        "path": "/mcp",
-        "root_path": "",
-        "query_string": b"",
-        "client": ("127.0.0.1", 50000),
-        "headers": [(k.encode(), v.encode()) for k, v in headers.items()],
+    return await asgi_request(
+        app,
+        "POST",
+        [(k.encode(), v.encode()) for k, v in headers.items()],
+        json.dumps(body).encode(),
+        root_path="",
+        client=("127.0.0.1", 50000),
         # What mcpkit's own uvicorn protocol offers: a request that waits is told of a disconnect.
-        "extensions": {ON_DISCONNECT: {"register": lambda callback: None}},
-    }
-    await app(scope, receive, send)
-    return sent
+        extensions={ON_DISCONNECT: {"register": lambda callback: None}},
+    )
 
 
 HEADERS: Final = {
