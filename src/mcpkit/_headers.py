@@ -1,12 +1,12 @@
 """HTTP header values that mirror the request body (2026-07-28 Streamable HTTP), with no I/O.
 
-``Mcp-Name`` and ``Mcp-Param-{Name}`` carry body values in headers so that intermediaries can route on
-them; the server checks they agree with the body (:func:`check_request_headers`: "Servers that
-process the request body MUST reject requests where the values specified in the headers do not
-match the corresponding values in the request body", -32020). Values that are not plain header-safe ASCII travel
-as ``=?base64?{UTF-8 bytes, base64}?=``. A tool parameter is mirrored when its schema names a header
-with ``x-mcp-header``, under constraints this module checks (token syntax, unique, primitive, reached
-through ``properties`` only).
+``Mcp-Name`` and ``Mcp-Param-{Name}`` carry body values in headers so that intermediaries can route
+on them; the server checks they agree with the body (:func:`check_request_headers`: "Servers that
+process the request body MUST reject requests where the values specified in the headers do not match
+the corresponding values in the request body", -32020). Values that are not plain header-safe ASCII
+travel as ``=?base64?{UTF-8 bytes, base64}?=``. A tool parameter is mirrored when its schema names a
+header with ``x-mcp-header``, under constraints this module checks (token syntax, unique, primitive,
+reached through ``properties`` only).
 """
 
 from __future__ import annotations

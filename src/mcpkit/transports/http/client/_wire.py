@@ -15,7 +15,7 @@ server keeps the connection, it goes back to its :class:`._pool.Pool` for the ne
 from __future__ import annotations
 
 import asyncio
-from typing import Protocol, cast
+from typing import Final, Protocol, cast
 
 import httptools
 
@@ -72,7 +72,7 @@ class Owner(Protocol):
 
 
 #: Bytes the loop reads from a connection's socket at once (an answer larger takes several reads).
-READ_SIZE = 65536
+READ_SIZE: Final = 65536
 
 
 class Connection(asyncio.BufferedProtocol):
