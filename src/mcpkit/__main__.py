@@ -1,3 +1,5 @@
+"""``python -m mcpkit``: the command line (:mod:`mcpkit.cli`), as the ``mcpkit`` script runs it."""
+
 import sys
 
 from .cli import main
