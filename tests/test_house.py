@@ -1,7 +1,7 @@
 """The house rules that keep the tree small as it grows: every module of ``src/`` and ``bench/``
 is at most :data:`MAX_LINES` long and opens with a docstring whose first line says its one job.
 
-A module that is about to pass the limit is split in the change that grows it (README, Layout).
+A module about to pass the limit is split, by job, in the change that grows it.
 """
 
 from __future__ import annotations
