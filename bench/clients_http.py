@@ -10,9 +10,10 @@ SDK's and fastmcp's ``Client``, the TypeScript SDK's client (``bench/ts/client.m
 ``httpx.AsyncClient`` POST loop, a raw ``aiohttp`` one (if installed), and the floor: a plain
 asyncio-streams HTTP/1.1 loop with orjson, one connection per caller, no MCP at all beyond the
 initialize it needs (``floor``) or the ``_meta`` each 2026-07-28 request carries (``floor-2026``,
-the floor for mcpkit's 2026-07-28 row: the server reads that ``_meta`` on every call). The Python ones run on asyncio's loop and on uvloop. Client CPU is the client
-process's own ``process_time`` (user and system) over the calls; the server's is not counted. The
-clients take turns in rounds (the machine's speed moves), and each row is the median of its rounds.
+the floor for mcpkit's 2026-07-28 row: the server reads that ``_meta`` on every call). The Python
+ones run on asyncio's loop and on uvloop. Client CPU is the client process's own ``process_time``
+(user and system) over the calls; the server's is not counted. The clients take turns in rounds (the
+machine's speed moves), and each row is the median of its rounds.
 ``./dev bench`` runs this as its ``clients_http`` step (``bench/steps.py``).
 """
 
@@ -32,6 +33,9 @@ import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
+
+# What every 2026-07-28 request carries in its _meta (no session holds it): the load generator's.
+from load_messages import MODERN_META
 
 BENCH = Path(__file__).resolve().parent
 TEXT = "hello, benchmark"
@@ -117,13 +121,6 @@ async def _initialized(post: Post) -> str | None:
     _, session = await post(json.dumps(init).encode(), None)
     await post(b'{"jsonrpc":"2.0","method":"notifications/initialized"}', session)
     return session
-
-
-#: What every 2026-07-28 request carries in its ``_meta`` (no session holds it): the revision, who
-#: calls, and what the caller can answer.
-MODERN_META = {"io.modelcontextprotocol/protocolVersion": MODERN,
-               "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
-               "io.modelcontextprotocol/clientCapabilities": {}}  # fmt: skip
 
 
 async def _measure_posts(post: Post, seconds: float, era: str = HANDSHAKE) -> dict[str, float]:
