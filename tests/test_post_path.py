@@ -34,7 +34,7 @@ from mcpkit import Server
 from mcpkit.transports.http.server._asgi import ON_DISCONNECT
 
 from ._asgi import asgi_request
-from .test_layers import LAYERS
+from .test_layers import _layer
 
 PACKAGE: Final = mcpkit.__file__.rsplit("/", 1)[0] + "/"
 #: The layer from which a module is the server's API (its handler's work, not the request path).
@@ -62,10 +62,14 @@ def module_of(filename: str) -> str | None:
 
 
 def layer_of(module: str) -> float:
-    for number, _, patterns in LAYERS:
-        if any(fnmatch.fnmatchcase(module, pattern) for pattern in patterns):
-            return number
-    raise AssertionError(f"{module} is in no layer of tests/test_layers.py")
+    found = _layer(module)
+    if found is None:
+        raise AssertionError(f"{module} is in no layer of tests/test_layers.py")
+    return found[0]
+
+
+def is_seam(module: str) -> bool:
+    return any(fnmatch.fnmatchcase(module, pattern) for pattern in SEAM_MODULES)
 
 
 @dataclass
@@ -128,8 +132,7 @@ def _record(path: Path) -> Any:
         if module != last[0]:
             path.steps.append(where)
             last[0] = module
-        seam = any(fnmatch.fnmatchcase(module, pattern) for pattern in SEAM_MODULES)
-        if caller is not None and layer_of(module) > layer_of(caller) and not seam:
+        if caller is not None and layer_of(module) > layer_of(caller) and not is_seam(module):
             path.climbs.append(f"{caller} -> {where}")
 
     return profile
@@ -213,10 +216,6 @@ def test_one_post_goes_one_way_down(era: str) -> None:
     assert len(path.modules) <= MAX_FILES, path.render()
 
 
-def _outside(modules: list[str], seams: tuple[str, ...]) -> list[str]:
-    return [m for m in modules if not any(fnmatch.fnmatchcase(m, pattern) for pattern in seams)]
-
-
 @pytest.mark.parametrize("era", ["2025-11-25", "2026-07-28"])
 def test_a_fleet_node_takes_the_same_path_through_its_seams(era: str) -> None:
     """One node of a fleet (its sessions in shared state) runs the same POST through the same
@@ -230,4 +229,4 @@ def test_a_fleet_node_takes_the_same_path_through_its_seams(era: str) -> None:
     assert not path.climbs, path.render()
     assert len([h for h in path.handoffs if h.endswith(HANDOFFS)]) == 1, path.render()
     assert any(m.startswith("fleet.") for m in path.modules), path.render()  # the fleet is there
-    assert _outside(path.modules, SEAM_MODULES) == _outside(alone.modules, SEAM_MODULES)
+    assert [m for m in path.modules if not is_seam(m)] == [m for m in alone.modules if not is_seam(m)]
